@@ -357,7 +357,9 @@ int sf_size(const struct sf_file *f, uint64_t *bytes);
  * it is unpinned for the duration and re-pinned whatever happens.
  * Atomic: on any failure the file keeps its old size, pin state and extents.
  *
- * Return: 0; -EINVAL (@bytes is 0 or size would overflow); -ENOSPC;
+ * Return: 0; -EINVAL (@bytes is 0); -EFBIG (size would overflow);
+ * -ENOSPC (checked against statvfs f_bavail before allocating, or from
+ * fallocate);
  * -EOPNOTSUPP/-EAGAIN (a refused extent flag: see sf_refused_flag());
  * -EPERM (pinned and no CAP_LINUX_IMMUTABLE); -errno.
  */
