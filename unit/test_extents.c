@@ -26,13 +26,12 @@ static struct fiemap_extent ext(uint64_t logical, uint64_t physical,
 	return e;
 }
 
-/* Convert with 4 KiB alignment and expect success. */
+/* Convert with 4 KiB alignment into @out (initialised) and expect success. */
 static void convert(const struct fiemap_extent *e, size_t n,
 		    struct sf_ranges *out)
 {
 	uint32_t refused = 99;
 
-	sf_ranges_init(out);
 	assert_int_equal(sf_extents_to_ranges(e, n, 4096, out, &refused), 0);
 	assert_int_equal(refused, 0);
 	expect_well_formed(out);
@@ -42,7 +41,7 @@ static void test_bytes_to_sectors(void **state)
 {
 	const struct fiemap_extent e[] = { ext(0, 1 * MiB, 1 * MiB, 0) };
 	const struct pair want[] = { { 2048, 2048 } };
-	struct sf_ranges rs;
+	struct sf_ranges rs = SF_RANGES_INIT;
 
 	(void)state;
 	convert(e, 1, &rs);
@@ -56,7 +55,7 @@ static void test_shrinks_to_4k(void **state)
 	/* bytes [1000, 11000) -> [4096, 8192) */
 	const struct fiemap_extent e[] = { ext(0, 1000, 10000, 0) };
 	const struct pair want[] = { { 8, 8 } };
-	struct sf_ranges rs;
+	struct sf_ranges rs = SF_RANGES_INIT;
 
 	(void)state;
 	convert(e, 1, &rs);
@@ -86,7 +85,7 @@ static void test_drops_extent_smaller_than_alignment(void **state)
 		ext(0, 512, 3072, 0),		/* inside one 4 KiB block */
 		ext(8192, 6144, 4096, 0),	/* straddles, no whole block */
 	};
-	struct sf_ranges rs;
+	struct sf_ranges rs = SF_RANGES_INIT;
 
 	(void)state;
 	convert(e, NPAIRS(e), &rs);
@@ -104,7 +103,7 @@ static void test_merges_before_shrinking(void **state)
 		ext(0, 2048, 4096, 0),
 	};
 	const struct pair want[] = { { 8, 8 } };
-	struct sf_ranges rs;
+	struct sf_ranges rs = SF_RANGES_INIT;
 
 	(void)state;
 	convert(e, NPAIRS(e), &rs);
@@ -122,7 +121,7 @@ static void test_merges_adjacent_and_keeps_gaps(void **state)
 	};
 	const struct pair want[] = { { 2048, 256 }, { 4096, 128 },
 				     { 8192, 128 } };
-	struct sf_ranges rs;
+	struct sf_ranges rs = SF_RANGES_INIT;
 
 	(void)state;
 	convert(e, NPAIRS(e), &rs);
@@ -139,7 +138,7 @@ static void test_accepted_flags(void **state)
 		    FIEMAP_EXTENT_UNWRITTEN | FIEMAP_EXTENT_LAST),
 	};
 	const struct pair want[] = { { 0, 24 } };
-	struct sf_ranges rs;
+	struct sf_ranges rs = SF_RANGES_INIT;
 
 	(void)state;
 	convert(e, NPAIRS(e), &rs);
@@ -154,7 +153,7 @@ static void expect_refused(uint32_t flag, int err)
 		ext(4096, 1 * MiB, 4096, flag | FIEMAP_EXTENT_LAST),
 	};
 	const struct pair keep[] = { { 7, 1 } };
-	struct sf_ranges rs;
+	struct sf_ranges rs = SF_RANGES_INIT;
 	uint32_t refused = 0;
 
 	make_ranges(&rs, keep, 1);
@@ -203,7 +202,7 @@ static void test_zero_length_and_empty(void **state)
 		ext(0, 2 * MiB, 4096, FIEMAP_EXTENT_LAST),
 	};
 	const struct pair want[] = { { 4096, 8 } };
-	struct sf_ranges rs;
+	struct sf_ranges rs = SF_RANGES_INIT;
 
 	(void)state;
 	convert(e, NPAIRS(e), &rs);
@@ -223,7 +222,7 @@ static void test_offsets_past_2tib(void **state)
 	};
 	const struct pair want[] = { { 3 * TiB / 512, 4096 },
 				     { 700 * TiB / 512, 128 } };
-	struct sf_ranges rs;
+	struct sf_ranges rs = SF_RANGES_INIT;
 
 	(void)state;
 	convert(e, NPAIRS(e), &rs);
@@ -241,7 +240,7 @@ static void test_offsets_near_2_64(void **state)
 		ext(0, UINT64_MAX - 4095, 8192, 0),
 	};
 	const struct pair want[] = { { (UINT64_MAX - 8191) / 512, 8 } };
-	struct sf_ranges rs;
+	struct sf_ranges rs = SF_RANGES_INIT;
 
 	(void)state;
 	convert(fits, NPAIRS(fits), &rs);
@@ -258,7 +257,7 @@ static void test_fifty_thousand_extents(void **state)
 	enum { N = 50000 };
 	struct fiemap_extent *e = malloc(N * sizeof(*e));
 	uint64_t seed = 7;
-	struct sf_ranges rs;
+	struct sf_ranges rs = SF_RANGES_INIT;
 	clock_t t0;
 
 	(void)state;
@@ -306,7 +305,8 @@ static void test_only_new_across_growths(void **state)
 	const struct pair want2[] = { { 2056, 2040 }, { 20480, 2048 } };
 	const struct pair want3[] = { { 22528, 8 } };
 	const struct pair want_given[] = { { 2048, 2048 }, { 20480, 2056 } };
-	struct sf_ranges now, given = SF_RANGES_INIT, fresh = SF_RANGES_INIT;
+	struct sf_ranges now = SF_RANGES_INIT, given = SF_RANGES_INIT;
+	struct sf_ranges fresh = SF_RANGES_INIT;
 
 	(void)state;
 	convert(g1, NPAIRS(g1), &now);
