@@ -10,6 +10,22 @@
  * Rules for every function here: return 0 or a negative errno, never print,
  * never exit, no global state.  Ranges are always sorted by sector_offset,
  * non-overlapping and merged (no two ranges touch).
+ *
+ * Typical use by a helper (error handling elided):
+ *
+ *	struct sf_ranges r = SF_RANGES_INIT;
+ *	struct sf_file *f;
+ *	dev_t dev;
+ *
+ *	sf_parse_size(arg, &bytes);
+ *	sf_open(path, true, &f);            // -EOPNOTSUPP: sf_check_fs(sf_fd(f)..)
+ *	sf_grow(f, bytes, &r);              // only ranges never handed out
+ *	sf_pin(f);
+ *	sf_device(f, &dev);                 // dev_id of append_storage
+ *	ioctl(ctl, IOCTL_BLK_SNAP_SNAPSHOT_APPEND_STORAGE, ... r.r, r.count);
+ *	sf_ranges_free(&r);
+ *	sf_close(f);                        // keeps the pin
+ *	...after the snapshot is destroyed: sf_open(), sf_unpin(), sf_close().
  */
 #ifndef STORAGEFILE_H
 #define STORAGEFILE_H
@@ -139,6 +155,30 @@ int sf_ranges_append(struct sf_ranges *rs, uint64_t offset, uint64_t count);
  */
 int sf_ranges_usable(const struct sf_ranges *rs, uint64_t chunk_sectors,
 		     uint64_t *usable, uint64_t *wasted);
+
+/* Defaults of the blksnap module parameters of the same names. */
+#define SF_CHUNK_MINIMUM_SHIFT	18
+#define SF_CHUNK_MAXIMUM_COUNT	2097152ull
+
+/**
+ * sf_chunk_sectors() - the chunk size the kernel will pick for an origin.
+ * @capacity_sectors: size of the snapshotted (origin) device, sectors.
+ * @min_io_bytes:     its queue/minimum_io_size (0 or 512 if unknown).
+ * @minimum_shift:    module parameter chunk_minimum_shift (bytes, log2;
+ *                    SF_CHUNK_MINIMUM_SHIFT by default).
+ * @maximum_count:    module parameter chunk_maximum_count
+ *                    (SF_CHUNK_MAXIMUM_COUNT by default).
+ * @chunk_sectors:    out, a power of two, for sf_ranges_usable().
+ *
+ * Mirrors diff_area_calculate_chunk_size(): start at the minimum and double
+ * while there would be more than @maximum_count chunks or a chunk would be
+ * smaller than the minimum I/O size.
+ *
+ * Return: 0, or -EINVAL (shift < 9 or > 62, or @maximum_count 0).
+ */
+int sf_chunk_sectors(uint64_t capacity_sectors, uint32_t min_io_bytes,
+		     unsigned int minimum_shift, uint64_t maximum_count,
+		     uint64_t *chunk_sectors);
 
 /**
  * sf_ranges_subtract() - the parts of @a not covered by @b.

@@ -31,7 +31,7 @@ static int make_tmpdir(void **state)
 
 static int remove_tmpdir(void **state)
 {
-	char cmd[128];
+	char cmd[256];
 
 	(void)state;
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);

@@ -28,7 +28,7 @@ static int make_tmpdir(void **state)
 
 static int remove_tmpdir(void **state)
 {
-	char cmd[160];
+	char cmd[256];
 
 	(void)state;
 	/* a failed test may leave a pinned (immutable) file behind */

@@ -176,6 +176,33 @@ static void test_random_against_bitmap(void **state)
 	}
 }
 
+static void test_chunk_size_like_kernel(void **state)
+{
+	const uint64_t GiB_s = 1ull << 21;	/* sectors per GiB */
+	uint64_t c = 0;
+
+	(void)state;
+	/* 2M chunks of 256 KiB cover 512 GiB; one sector more doubles */
+	assert_int_equal(sf_chunk_sectors(512 * GiB_s, 512, 18, 2097152, &c),
+			 0);
+	assert_true(c == 512);
+	assert_int_equal(sf_chunk_sectors(512 * GiB_s + 1, 512, 18, 2097152,
+					  &c), 0);
+	assert_true(c == 1024);
+	assert_int_equal(sf_chunk_sectors(4096 * GiB_s, 0, 18, 2097152, &c), 0);
+	assert_true(c == 4096);
+	assert_int_equal(sf_chunk_sectors(0, 0, 18, 2097152, &c), 0);
+	assert_true(c == 512);
+	/* minimum I/O size larger than the minimum chunk */
+	assert_int_equal(sf_chunk_sectors(GiB_s, 1 << 20, 18, 2097152, &c), 0);
+	assert_true(c == 2048);
+	/* near 2^64 sectors: grows without overflowing */
+	assert_int_equal(sf_chunk_sectors(UINT64_MAX, 0, 18, 2097152, &c), 0);
+	assert_true(c == 1ull << 43);
+	assert_int_equal(sf_chunk_sectors(1, 0, 8, 1, &c), -EINVAL);
+	assert_int_equal(sf_chunk_sectors(1, 0, 18, 0, &c), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -187,6 +214,7 @@ int main(void)
 		cmocka_unit_test(test_subtract_nothing_and_everything),
 		cmocka_unit_test(test_union_merges),
 		cmocka_unit_test(test_random_against_bitmap),
+		cmocka_unit_test(test_chunk_size_like_kernel),
 	};
 
 	return cmocka_run_group_tests_name("ranges", tests, NULL, NULL);
