@@ -7,6 +7,8 @@
  * blocks behind our back.
  */
 #include <errno.h>
+#include <limits.h>
+#include <string.h>
 #include <sys/vfs.h>
 
 #include "storagefile.h"
@@ -73,18 +75,51 @@ bool sf_fs_allowed(unsigned long f_type)
 	return m && m->allowed;
 }
 
-int sf_check_fs(int fd, const char **fsname, unsigned long *f_type)
+static int check_statfs(const struct statfs *st, const char **fsname,
+			unsigned long *f_type)
 {
-	struct statfs st;
-	const char *name;
+	const char *name = sf_fs_name((unsigned long)st->f_type);
 
-	if (fstatfs(fd, &st) < 0)
-		return -errno;
-
-	name = sf_fs_name((unsigned long)st.f_type);
 	if (fsname)
 		*fsname = name ? name : "unknown";
 	if (f_type)
-		*f_type = (unsigned long)st.f_type;
-	return sf_fs_allowed((unsigned long)st.f_type) ? 0 : -EOPNOTSUPP;
+		*f_type = (unsigned long)st->f_type;
+	return sf_fs_allowed((unsigned long)st->f_type) ? 0 : -EOPNOTSUPP;
+}
+
+int sf_check_fs(int fd, const char **fsname, unsigned long *f_type)
+{
+	struct statfs st;
+
+	if (fstatfs(fd, &st) < 0)
+		return -errno;
+	return check_statfs(&st, fsname, f_type);
+}
+
+int sf_check_path_fs(const char *path, const char **fsname,
+		     unsigned long *f_type)
+{
+	char dir[PATH_MAX];
+	struct statfs st;
+	char *slash;
+
+	if (statfs(path, &st) == 0)
+		return check_statfs(&st, fsname, f_type);
+	if (errno != ENOENT)
+		return -errno;
+	if (strlen(path) >= sizeof(dir))
+		return -ENAMETOOLONG;
+
+	/* Not created yet: the filesystem is its directory's. */
+	strcpy(dir, path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	if (statfs(dir, &st) < 0)
+		return -errno;
+	return check_statfs(&st, fsname, f_type);
 }

@@ -18,7 +18,7 @@
  *	dev_t dev;
  *
  *	sf_parse_size(arg, &bytes);
- *	sf_open(path, true, &f);            // -EOPNOTSUPP: sf_check_fs(sf_fd(f)..)
+ *	sf_open(path, true, &f);            // -EOPNOTSUPP: sf_check_path_fs()
  *	sf_grow(f, bytes, &r);              // only ranges never handed out
  *	sf_pin(f);
  *	sf_device(f, &dev);                 // dev_id of append_storage
@@ -99,6 +99,19 @@ bool sf_fs_allowed(unsigned long f_type);
  * Return: 0 if allowed, -EOPNOTSUPP if not, -errno from fstatfs().
  */
 int sf_check_fs(int fd, const char **fsname, unsigned long *f_type);
+
+/**
+ * sf_check_path_fs() - sf_check_fs() for a path that need not exist yet.
+ * @path:   the storage file; if it does not exist, its directory is used.
+ * @fsname: out (may be NULL), as for sf_check_fs().
+ * @f_type: out (may be NULL), as for sf_check_fs().
+ *
+ * For the error message after sf_open() returned -EOPNOTSUPP.
+ *
+ * Return: as sf_check_fs(), -errno from statfs().
+ */
+int sf_check_path_fs(const char *path, const char **fsname,
+		     unsigned long *f_type);
 
 /* ------------------------------------------------------------------ */
 /* Range lists                                                         */
@@ -361,8 +374,12 @@ struct sf_file;
  * pre-existing space.  If that space was already given to the kernel by an
  * earlier process, call sf_claim_existing(f, NULL) first.
  *
+ * Symlinks are not followed (-ELOOP): a root helper must not be steered
+ * into allocating somewhere else.  A file it had to create is removed
+ * again if a check fails.
+ *
  * Return: 0; -EBUSY (locked by someone else); -EOPNOTSUPP (filesystem; get
- * the name with sf_check_fs() on sf_fd()); -EINVAL (not a regular file);
+ * its name with sf_check_path_fs()); -EINVAL (not a regular file);
  * -ENODEV (no sysfs entry for the device); -errno of open etc.
  */
 int sf_open(const char *path, bool create, struct sf_file **out);

@@ -119,6 +119,28 @@ static void test_check_bad_fd(void **state)
 	assert_int_equal(sf_check_fs(-1, NULL, NULL), -EBADF);
 }
 
+static void test_check_path_fs(void **state)
+{
+	const char *name = NULL;
+	unsigned long magic = 0;
+	struct statfs st;
+	int ret;
+
+	(void)state;
+	assert_int_equal(statfs("/tmp", &st), 0);
+	/* a file that does not exist yet is judged by its directory */
+	ret = sf_check_path_fs("/tmp/sf-no-such-file-here", &name, &magic);
+	assert_true(magic == (unsigned long)st.f_type);
+	assert_int_equal(ret, sf_fs_allowed(magic) ? 0 : -EOPNOTSUPP);
+	assert_non_null(name);
+
+	assert_int_equal(sf_check_path_fs("/proc/self/status", &name, NULL),
+			 -EOPNOTSUPP);
+	assert_string_equal(name, "proc");
+	assert_int_equal(sf_check_path_fs("/no-such-dir/file", NULL, NULL),
+			 -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -129,6 +151,7 @@ int main(void)
 		cmocka_unit_test(test_check_proc_refused),
 		cmocka_unit_test(test_check_tmpfs_refused),
 		cmocka_unit_test(test_check_bad_fd),
+		cmocka_unit_test(test_check_path_fs),
 	};
 
 	return cmocka_run_group_tests_name("fs", tests, NULL, NULL);
