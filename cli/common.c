@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Error reporting, argument parsing and snapshot selection for commands. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "blksnap_ctl.h"
+#include "common.h"
+#include "devices.h"
+#include "storagefile.h"
+
+const char *cmd_name = "";
+
+void report(const char *object, const char *fmt, ...)
+{
+	va_list ap;
+
+	/* One fprintf per piece is fine: stderr is unbuffered but we are
+	 * the only writer apart from a watcher thread that reports rarely. */
+	flockfile(stderr);
+	fprintf(stderr, "%s: ", PROGRAM_NAME);
+	if (cmd_name && *cmd_name)
+		fprintf(stderr, "%s: ", cmd_name);
+	if (object)
+		fprintf(stderr, "%s: ", object);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	funlockfile(stderr);
+}
+
+int fail(const char *object, int err)
+{
+	report(object, "%s", strerror(err < 0 ? -err : err));
+	return EXIT_RUNTIME;
+}
+
+int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", PROGRAM_NAME);
+	if (cmd_name && *cmd_name)
+		fprintf(stderr, "%s: ", cmd_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '%s%s%s --help' for more information.\n",
+		PROGRAM_NAME, *cmd_name ? " " : "", cmd_name);
+	return EXIT_USAGE;
+}
+
+int open_ctl(void)
+{
+	int fd = bsc_open();
+
+	if (fd >= 0)
+		return fd;
+	if (fd == -ENOENT || fd == -ENXIO || fd == -ENODEV)
+		report(BLK_SNAP_CTL, "not found (is the blksnap module loaded?)");
+	else
+		fail(BLK_SNAP_CTL, fd);
+	return -1;
+}
+
+bool parse_size_arg(const char *opt, const char *text, uint64_t *bytes)
+{
+	int ret = sf_parse_size(text, bytes);
+
+	if (ret == -ERANGE)
+		usage_error("%s: size '%s' is too large", opt, text);
+	else if (ret)
+		usage_error("%s: invalid size '%s' (use e.g. 4096, 512M, 4G)",
+			    opt, text);
+	return ret == 0;
+}
+
+bool parse_u64(const char *text, uint64_t *value)
+{
+	char *end;
+
+	if (!text || !*text || *text == '-' || *text == '+')
+		return false;
+	errno = 0;
+	*value = strtoull(text, &end, 10);
+	return errno == 0 && *end == '\0';
+}
+
+bool parse_snapshot_id(const char *text, struct blk_snap_uuid *id)
+{
+	if (bsc_uuid_parse(text, id) == 0)
+		return true;
+	usage_error("invalid snapshot id '%s' (expected a UUID such as "
+		    "01234567-89ab-cdef-0123-456789abcdef)", text);
+	return false;
+}
+
+static bool id_listed(const struct blk_snap_uuid *id,
+		      const struct blk_snap_uuid *ids, unsigned int count)
+{
+	for (unsigned int i = 0; i < count; i++)
+		if (!memcmp(id, &ids[i], sizeof(*id)))
+			return true;
+	return false;
+}
+
+/* One line: "N snapshots exist, choose one with --snapshot: ID ID ..." */
+static void report_several(const struct blk_snap_uuid *ids, unsigned int count)
+{
+	size_t len = (size_t)count * (BSC_UUID_LEN + 1) + 1;
+	char *list = malloc(len), *p = list;
+
+	if (!list) {
+		report(NULL, "%u snapshots exist, choose one with --snapshot",
+		       count);
+		return;
+	}
+	for (unsigned int i = 0; i < count; i++) {
+		*p++ = ' ';
+		bsc_uuid_format(&ids[i], p);
+		p += BSC_UUID_LEN;
+	}
+	report(NULL, "%u snapshots exist, choose one with --snapshot:%s",
+	       count, list);
+	free(list);
+}
+
+bool pick_snapshot(int ctl, const struct blk_snap_uuid *given,
+		   struct blk_snap_uuid *id)
+{
+	char text[BSC_UUID_LEN + 1];
+	struct blk_snap_uuid *ids;
+	unsigned int count;
+	bool ok = false;
+	int ret;
+
+	ret = bsc_snapshot_collect(ctl, &ids, &count);
+	if (ret) {
+		fail("cannot list snapshots", ret);
+		return false;
+	}
+	if (given) {
+		*id = *given;
+		ok = id_listed(id, ids, count);
+		bsc_uuid_format(given, text);
+		if (!ok)
+			report(text, "no such snapshot");
+	} else if (count == 0) {
+		report(NULL, "no snapshot exists (create one first)");
+	} else if (count > 1) {
+		report_several(ids, count);
+	} else {
+		*id = ids[0];
+		ok = true;
+	}
+	free(ids);
+	return ok;
+}
+
+bool wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return true;
+	}
+	return false;
+}
+
+int next_option(int argc, char **argv, const char *shortopts,
+		const struct option *longopts)
+{
+	int c;
+
+	opterr = 0;
+	c = getopt_long(argc, argv, shortopts, longopts, NULL);
+	if (c == '?') {
+		if (optopt && optopt != '?')
+			usage_error("invalid option -- '%c'", optopt);
+		else
+			usage_error("unrecognized option '%s'", argv[optind - 1]);
+	} else if (c == ':') {
+		usage_error("option '%s' requires an argument",
+			    argv[optind - 1]);
+		c = '?';
+	}
+	return c;
+}
+
+int show_help(const char *text)
+{
+	fputs(text, stdout);
+	return EXIT_OK;
+}
+
+bool resolve_devices(char **args, int count, dev_t *devs)
+{
+	for (int i = 0; i < count; i++) {
+		const char *cause;
+		int ret = device_resolve(args[i], &devs[i], &cause);
+
+		if (ret) {
+			report(args[i], "%s", cause ? cause : strerror(-ret));
+			return false;
+		}
+		for (int j = 0; j < i; j++)
+			if (devs[j] == devs[i]) {
+				report(args[i], "same device as %s", args[j]);
+				return false;
+			}
+	}
+	return true;
+}

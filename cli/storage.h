@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A storage file of one snapshot: open it, grow it and hand the growth to
+ * the kernel, all or nothing.  Shared by add, watch and snapshot.
+ *
+ * Failures return -errno and put the cause, without the file name, in the
+ * caller's @why buffer; the caller reports "<cmd>: <file>: <why>".
+ */
+#ifndef BLKSNAP_CLI_STORAGE_H
+#define BLKSNAP_CLI_STORAGE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "storagefile.h"
+
+struct storage {
+	int ctl;
+	struct blk_snap_uuid id;
+	char path[PATH_MAX];	/* absolute, as recorded in the state dir */
+	struct sf_file *f;
+	dev_t dev;		/* the device its sectors are on */
+	const char *fs_name;
+	bool created;		/* this process created the file */
+	bool recorded;		/* listed in the snapshot's state */
+	bool appended;		/* the kernel holds some of its sectors */
+};
+
+struct growth {
+	uint64_t old_size, new_size;	/* bytes */
+	uint64_t given_sectors;		/* appended to the snapshot */
+	uint64_t withheld_sectors;	/* in use at take time: not given */
+	uint64_t unaligned_sectors;	/* cut off by alignment */
+	bool take_checked;		/* the free-at-take check ran */
+};
+
+#define WHY_LEN 256
+
+/*
+ * Open (creating if missing) @path as storage of snapshot @id.  An existing
+ * file must be empty or already this snapshot's storage: its current space
+ * is never handed out again, only growth is.
+ */
+int storage_open(struct storage *s, int ctl, const struct blk_snap_uuid *id,
+		 const char *path, char *why);
+
+/*
+ * Grow the file by @bytes and append the new sectors to the snapshot;
+ * pins the file first.  On failure the file is as before (unless the
+ * kernel took part of the ranges, which the message then says).
+ */
+int storage_grow(struct storage *s, uint64_t bytes, struct growth *g,
+		 char *why);
+
+/* Unpin and forget the file; only once the snapshot is destroyed. */
+int storage_release(struct storage *s, char *why);
+
+/* Drop the handle; a file created here that the kernel never got is removed. */
+void storage_close(struct storage *s);
+
+/*
+ * Unpin a recorded file by path after its snapshot is gone.  A watcher may
+ * hold the file's lock for a moment after the snapshot disappeared, so a
+ * busy file is retried for a few seconds.  A missing file is fine.
+ */
+int storage_release_path(const char *path, char *why);
+
+#endif
