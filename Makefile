@@ -1,0 +1,19 @@
+# blksnap: top-level build. Everything built goes under build/.
+# `make help` lists the targets.
+
+BUILD      ?= $(CURDIR)/build
+CC         ?= cc
+CFLAGS     ?= -O2 -g
+CFLAGS     += -Wall -Wextra -std=gnu11 -D_GNU_SOURCE
+CPPFLAGS   += -I$(CURDIR)/kernel/include/uapi -I$(CURDIR)/storagefile -I$(CURDIR)/cli
+
+.PHONY: all help
+all: cli
+
+include mk/userland.mk
+-include mk/kernel.mk
+-include mk/vmtest.mk
+
+help:
+	@echo "Targets:"
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-zA-Z_-]+):.*## (.*)/  \1\t\2/' | expand -t 20
