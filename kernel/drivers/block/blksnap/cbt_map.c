@@ -28,7 +28,7 @@ static void cbt_map_calculate_block_size(struct cbt_map *cbt_map)
 	count = count_by_shift(cbt_map->device_capacity, shift);
 
 	while (count > tracking_block_maximum_count) {
-		shift = shift << 1;
+		shift = shift + 1;
 		count = count_by_shift(cbt_map->device_capacity, shift);
 	}
 
@@ -142,9 +142,16 @@ void cbt_map_switch(struct cbt_map *cbt_map)
 	cbt_map->snap_number_previous = cbt_map->snap_number_active;
 	++cbt_map->snap_number_active;
 	if (cbt_map->snap_number_active == 256) {
+		/*
+		 * A byte cannot count further: a new generation starts, in
+		 * which nothing is known to have changed since an earlier
+		 * snapshot.
+		 */
+		cbt_map->snap_number_previous = 0;
 		cbt_map->snap_number_active = 1;
 
 		memset(cbt_map->write_map, 0, cbt_map->blk_count);
+		memset(cbt_map->read_map, 0, cbt_map->blk_count);
 
 		generate_random_uuid(cbt_map->generation_id.b);
 
@@ -224,37 +231,72 @@ int cbt_map_set_both(struct cbt_map *cbt_map, sector_t sector_start,
 	return res;
 }
 
-size_t cbt_map_read_to_user(struct cbt_map *cbt_map, char __user *user_buff,
-			    size_t offset, size_t size)
+/**
+ * cbt_map_read_to_user() - Copy a part of the readable table to user space.
+ * @cbt_map:
+ *	The change tracking map.
+ * @user_buff:
+ *	The user's buffer.
+ * @offset:
+ *	The offset in the table, in bytes (one byte per tracking block).
+ * @size:
+ *	The size of the user's buffer.
+ *
+ * Return: the number of bytes copied, 0 at the end of the table, or
+ * -EINVAL for an offset past the end, -EFAULT for a bad buffer, -EIO if
+ * the table is no longer reliable.
+ */
+int cbt_map_read_to_user(struct cbt_map *cbt_map, char __user *user_buff,
+			 size_t offset, size_t size)
 {
-	size_t readed = 0;
-	size_t left_size;
-	size_t real_size = min((cbt_map->blk_count - offset), size);
+	size_t real_size;
 
 	if (unlikely(cbt_map->is_corrupted)) {
 		pr_err("CBT table was corrupted\n");
+		return -EIO;
+	}
+	if (offset > cbt_map->blk_count)
+		return -EINVAL;
+
+	real_size = min_t(size_t, cbt_map->blk_count - offset, size);
+	real_size = min_t(size_t, real_size, INT_MAX);
+	if (copy_to_user(user_buff, cbt_map->read_map + offset, real_size))
 		return -EFAULT;
+
+	return real_size;
+}
+
+/*
+ * Check every range before marking any: a bad one must not leave the table
+ * half-updated.
+ */
+static int cbt_map_check_ranges(struct cbt_map *cbt_map,
+				struct blk_snap_block_range *block_ranges,
+				unsigned int count)
+{
+	unsigned int inx;
+
+	for (inx = 0; inx < count; inx++) {
+		u64 offset = block_ranges[inx].sector_offset;
+		u64 sectors = block_ranges[inx].sector_count;
+
+		if (!sectors || offset >= cbt_map->device_capacity ||
+		    sectors > cbt_map->device_capacity - offset)
+			return -EINVAL;
 	}
-
-	left_size = copy_to_user(user_buff, cbt_map->read_map, real_size);
-
-	if (left_size == 0)
-		readed = real_size;
-	else {
-		pr_err("Not all CBT data was read. Left [%zu] bytes\n",
-		       left_size);
-		readed = real_size - left_size;
-	}
-
-	return readed;
+	return 0;
 }
 
 int cbt_map_mark_dirty_blocks(struct cbt_map *cbt_map,
 			      struct blk_snap_block_range *block_ranges,
 			      unsigned int count)
 {
-	int inx;
-	int ret = 0;
+	unsigned int inx;
+	int ret;
+
+	ret = cbt_map_check_ranges(cbt_map, block_ranges, count);
+	if (ret)
+		return ret;
 
 	for (inx = 0; inx < count; inx++) {
 		ret = cbt_map_set_both(

@@ -99,12 +99,12 @@ int cbt_map_set(struct cbt_map *cbt_map, sector_t sector_start,
 int cbt_map_set_both(struct cbt_map *cbt_map, sector_t sector_start,
 		     sector_t sector_cnt);
 
-size_t cbt_map_read_to_user(struct cbt_map *cbt_map, char __user *user_buffer,
-			    size_t offset, size_t size);
+int cbt_map_read_to_user(struct cbt_map *cbt_map, char __user *user_buffer,
+			 size_t offset, size_t size);
 
 static inline size_t cbt_map_blk_size(struct cbt_map *cbt_map)
 {
-	return 1 << cbt_map->blk_size_shift;
+	return 1UL << cbt_map->blk_size_shift;
 };
 
 int cbt_map_mark_dirty_blocks(struct cbt_map *cbt_map,

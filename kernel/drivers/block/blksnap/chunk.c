@@ -253,6 +253,7 @@ int chunk_async_store_diff(struct chunk *chunk, bool is_nowait)
 
 	ret = diff_io_do(chunk->diff_io, region, chunk->diff_buffer, is_nowait);
 	if (ret) {
+		chunk_state_unset(chunk, CHUNK_ST_STORING);
 		atomic_dec(&chunk->diff_area->pending_io_count);
 		diff_io_free(chunk->diff_io);
 		chunk->diff_io = NULL;
@@ -291,6 +292,7 @@ int chunk_async_load_orig(struct chunk *chunk, const bool is_nowait)
 
 	ret = diff_io_do(chunk->diff_io, &region, chunk->diff_buffer, is_nowait);
 	if (ret) {
+		chunk_state_unset(chunk, CHUNK_ST_LOADING);
 		atomic_dec(&chunk->diff_area->pending_io_count);
 		diff_io_free(chunk->diff_io);
 		chunk->diff_io = NULL;

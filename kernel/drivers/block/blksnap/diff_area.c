@@ -82,17 +82,17 @@ void diff_area_free(struct kref *kref)
 		container_of(kref, struct diff_area, kref);
 
 	might_sleep();
+	/*
+	 * The chunks cannot be freed under I/O still in flight: its completion
+	 * would use them. Storage that never answers is the device's bug, so
+	 * keep waiting, but say so.
+	 */
 	start_waiting = jiffies_64;
 	while (atomic_read(&diff_area->pending_io_count)) {
-		schedule_timeout_interruptible(1);
-		if (jiffies_64 > (start_waiting + HZ)) {
+		schedule_timeout_uninterruptible(1);
+		if (time_after64(jiffies_64, start_waiting + 10 * HZ)) {
 			start_waiting = jiffies_64;
-			inx++;
 			pr_warn("Waiting for pending I/O to complete\n");
-			if (inx > 5) {
-				pr_err("Failed to complete pending I/O\n");
-				break;
-			}
 		}
 	}
 
@@ -212,9 +212,15 @@ struct diff_area *diff_area_new(dev_t dev_id, struct diff_storage *diff_storage)
 	struct diff_area *diff_area = NULL;
 	struct block_device *bdev;
 	unsigned long number;
-	struct chunk *chunk;
+	struct chunk *chunk = NULL;
 
 	pr_debug("Open device [%u:%u]\n", MAJOR(dev_id), MINOR(dev_id));
+
+	if (!diff_storage->capacity) {
+		pr_err("Unable to take snapshot of [%u:%u]: the difference storage is empty\n",
+		       MAJOR(dev_id), MINOR(dev_id));
+		return ERR_PTR(-ENOSPC);
+	}
 
 	bdev = blkdev_get_by_dev(dev_id, FMODE_READ | FMODE_WRITE, NULL);
 	if (IS_ERR(bdev)) {
@@ -232,18 +238,20 @@ struct diff_area *diff_area_new(dev_t dev_id, struct diff_storage *diff_storage)
 	diff_area->orig_bdev = bdev;
 	diff_area->diff_storage = diff_storage;
 
+	if (!bdev_nr_sectors(bdev)) {
+		pr_err("Unable to take snapshot of [%u:%u]: the device is empty\n",
+		       MAJOR(dev_id), MINOR(dev_id));
+		blkdev_put(bdev, FMODE_READ | FMODE_WRITE);
+		kfree(diff_area);
+		return ERR_PTR(-EINVAL);
+	}
+
 	diff_area_calculate_chunk_size(diff_area);
 	pr_debug("Chunk size %llu in bytes\n", 1ull << diff_area->chunk_shift);
 	pr_debug("Chunk count %lu\n", diff_area->chunk_count);
 
 	kref_init(&diff_area->kref);
 	xa_init(&diff_area->chunk_map);
-
-	if (!diff_storage->capacity) {
-		pr_err("Difference storage is empty.\n");
-		pr_err("In-memory difference storage is not supported");
-		return ERR_PTR(-EFAULT);
-	}
 
 	spin_lock_init(&diff_area->caches_lock);
 	INIT_LIST_HEAD(&diff_area->read_cache_queue);
@@ -392,6 +400,19 @@ int diff_area_copy(struct diff_area *diff_area, sector_t sector, sector_t count,
 	return ret;
 fail_unlock_chunk:
 	WARN_ON(!chunk);
+	if (ret == -EAGAIN) {
+		/*
+		 * A REQ_NOWAIT write will be retried: the chunk is not broken,
+		 * it goes back to the state it had.
+		 */
+		if (chunk_state_check(chunk, CHUNK_ST_BUFFER_READY)) {
+			chunk_schedule_caching(chunk);
+		} else {
+			chunk_diff_buffer_release(chunk);
+			up(&chunk->lock);
+		}
+		return ret;
+	}
 	chunk_store_failed(chunk, ret);
 	return ret;
 }
@@ -424,28 +445,14 @@ int diff_area_wait(struct diff_area *diff_area, sector_t sector, sector_t count,
 				return ret;
 		}
 
+		/*
+		 * The lock was held while the chunk was being read from the
+		 * original device: now it is read (or was failed).
+		 */
+		up(&chunk->lock);
 		if (chunk_state_check(chunk, CHUNK_ST_FAILED)) {
-			/*
-			 * The chunk has already been:
-			 * - Failed, when the snapshot is corrupted
-			 * - Overwritten in the snapshot image
-			 * - Already stored in the diff storage
-			 */
-			up(&chunk->lock);
 			ret = -EFAULT;
 			break;
-		}
-
-		if (chunk_state_check(chunk, CHUNK_ST_BUFFER_READY |
-				      CHUNK_ST_DIRTY | CHUNK_ST_STORE_READY)) {
-			/*
-			 * The chunk has already been:
-			 * - Read
-			 * - Overwritten in the snapshot image
-			 * - Already stored in the diff storage
-			 */
-			up(&chunk->lock);
-			continue;
 		}
 	}
 
@@ -513,6 +520,13 @@ diff_area_image_context_get_chunk(struct diff_area_image_ctx *io_ctx,
 		io_ctx->chunk = NULL;
 	}
 
+	/*
+	 * Once a chunk could not be saved, any chunk of the image may differ
+	 * from the snapshot: fail the read rather than return wrong data.
+	 */
+	if (diff_area_is_corrupted(diff_area))
+		return ERR_PTR(-EIO);
+
 	/* Take a next chunk. */
 	chunk = xa_load(&diff_area->chunk_map, new_chunk_number);
 	if (unlikely(!chunk))
@@ -557,12 +571,6 @@ fail_unlock_chunk:
 	pr_err("Failed to load chunk #%ld\n", chunk->number);
 	up(&chunk->lock);
 	return ERR_PTR(ret);
-}
-
-static inline sector_t diff_area_chunk_start(struct diff_area *diff_area,
-					     struct chunk *chunk)
-{
-	return (sector_t)(chunk->number) << diff_area->chunk_shift;
 }
 
 /**

@@ -4,6 +4,7 @@
 #include <linux/sched/mm.h>
 #include <linux/list.h>
 #include <linux/spinlock.h>
+#include <linux/sort.h>
 #include <uapi/linux/blksnap.h>
 #include "params.h"
 #include "chunk.h"
@@ -60,8 +61,11 @@ struct diff_storage *diff_storage_new(void)
 	INIT_LIST_HEAD(&diff_storage->empty_blocks);
 	INIT_LIST_HEAD(&diff_storage->filled_blocks);
 
+	/*
+	 * No event is raised here: user space gives the first storage along
+	 * with the snapshot, and is asked for more only when it runs low.
+	 */
 	event_queue_init(&diff_storage->event_queue);
-	diff_storage_event_low(diff_storage);
 
 	return diff_storage;
 }
@@ -132,97 +136,231 @@ diff_storage_bdev_by_id(struct diff_storage *diff_storage, dev_t dev_id)
 	return bdev;
 }
 
-static inline struct block_device *
-diff_storage_add_storage_bdev(struct diff_storage *diff_storage, dev_t dev_id)
+static int cmp_range(const void *a, const void *b)
 {
-	struct block_device *bdev;
-	struct storage_bdev *storage_bdev;
+	const struct blk_snap_block_range *ra = a;
+	const struct blk_snap_block_range *rb = b;
 
-	bdev = blkdev_get_by_dev(dev_id, FMODE_READ | FMODE_WRITE, NULL);
-	if (IS_ERR(bdev)) {
-		pr_err("Failed to open device. errno=%d\n",
-		       abs((int)PTR_ERR(bdev)));
-		return bdev;
-	}
-
-	storage_bdev = kzalloc(sizeof(struct storage_bdev), GFP_KERNEL);
-	if (!storage_bdev) {
-		blkdev_put(bdev, FMODE_READ | FMODE_WRITE);
-		return ERR_PTR(-ENOMEM);
-	}
-
-	storage_bdev->bdev = bdev;
-	storage_bdev->dev_id = dev_id;
-	INIT_LIST_HEAD(&storage_bdev->link);
-
-	spin_lock(&diff_storage->lock);
-	list_add_tail(&storage_bdev->link, &diff_storage->storage_bdevs);
-	spin_unlock(&diff_storage->lock);
-
-	return bdev;
+	if (ra->sector_offset < rb->sector_offset)
+		return -1;
+	return ra->sector_offset > rb->sector_offset;
 }
 
-static inline int diff_storage_add_range(struct diff_storage *diff_storage,
-					 struct block_device *bdev,
-					 sector_t sector, sector_t count)
+/*
+ * The storage I/O goes in whole pages, and the kernel must never receive
+ * the same sectors twice: two chunks would share them.
+ */
+static int diff_storage_check_ranges(struct block_device *bdev,
+				     struct blk_snap_block_range *ranges,
+				     unsigned int count)
 {
-	struct storage_block *storage_block;
+	sector_t capacity = bdev_nr_sectors(bdev);
+	sector_t align = max_t(sector_t, PAGE_SECTORS,
+			       bdev_logical_block_size(bdev) >> SECTOR_SHIFT);
+	unsigned int inx;
 
-	pr_debug("Add range to diff storage: [%u:%u] %llu:%llu\n",
-		 MAJOR(bdev->bd_dev), MINOR(bdev->bd_dev), sector, count);
+	for (inx = 0; inx < count; inx++) {
+		u64 offset = ranges[inx].sector_offset;
+		u64 sectors = ranges[inx].sector_count;
 
-	storage_block = kzalloc(sizeof(struct storage_block), GFP_KERNEL);
-	if (!storage_block)
-		return -ENOMEM;
+		if (!sectors) {
+			pr_err("Range #%u is empty\n", inx);
+			return -EINVAL;
+		}
+		if ((offset | sectors) & (align - 1)) {
+			pr_err("Range #%u %llu:%llu is not aligned to %llu sectors\n",
+			       inx, offset, sectors, (u64)align);
+			return -EINVAL;
+		}
+		if (offset >= capacity || sectors > capacity - offset) {
+			pr_err("Range #%u %llu:%llu is past the end of device [%u:%u] (%llu sectors)\n",
+			       inx, offset, sectors, MAJOR(bdev->bd_dev),
+			       MINOR(bdev->bd_dev), (u64)capacity);
+			return -EINVAL;
+		}
+	}
 
-	INIT_LIST_HEAD(&storage_block->link);
-	storage_block->bdev = bdev;
-	storage_block->sector = sector;
-	storage_block->count = count;
-
-	spin_lock(&diff_storage->lock);
-	list_add_tail(&storage_block->link, &diff_storage->empty_blocks);
-	diff_storage->capacity += count;
-	spin_unlock(&diff_storage->lock);
-
+	sort(ranges, count, sizeof(*ranges), cmp_range, NULL);
+	for (inx = 1; inx < count; inx++) {
+		if (ranges[inx - 1].sector_offset +
+		    ranges[inx - 1].sector_count > ranges[inx].sector_offset) {
+			pr_err("Ranges %llu:%llu and %llu:%llu overlap\n",
+			       ranges[inx - 1].sector_offset,
+			       ranges[inx - 1].sector_count,
+			       ranges[inx].sector_offset,
+			       ranges[inx].sector_count);
+			return -EINVAL;
+		}
+	}
 	return 0;
 }
 
+/* Does the block overlap any of the sorted, disjoint ranges? */
+static bool storage_block_overlaps(struct storage_block *blk,
+				   struct blk_snap_block_range *ranges,
+				   unsigned int count)
+{
+	unsigned int lo = 0, hi = count;
+
+	/* Find the first range that ends after the block starts. */
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (ranges[mid].sector_offset + ranges[mid].sector_count <=
+		    blk->sector)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < count &&
+	       ranges[lo].sector_offset < blk->sector + blk->count;
+}
+
+static bool diff_storage_overlaps(struct diff_storage *diff_storage,
+				  struct block_device *bdev,
+				  struct blk_snap_block_range *ranges,
+				  unsigned int count)
+{
+	struct list_head *lists[] = { &diff_storage->empty_blocks,
+				      &diff_storage->filled_blocks };
+	struct storage_block *blk;
+	bool overlaps = false;
+	int inx;
+
+	spin_lock(&diff_storage->lock);
+	for (inx = 0; inx < ARRAY_SIZE(lists) && !overlaps; inx++) {
+		list_for_each_entry(blk, lists[inx], link) {
+			if (blk->bdev == bdev &&
+			    storage_block_overlaps(blk, ranges, count)) {
+				overlaps = true;
+				break;
+			}
+		}
+	}
+	spin_unlock(&diff_storage->lock);
+
+	return overlaps;
+}
+
+static void free_storage_blocks(struct list_head *blocks)
+{
+	struct storage_block *blk, *tmp;
+
+	list_for_each_entry_safe(blk, tmp, blocks, link) {
+		list_del(&blk->link);
+		kfree(blk);
+	}
+}
+
+static int alloc_storage_blocks(struct list_head *blocks,
+				struct block_device *bdev,
+				struct blk_snap_block_range *ranges,
+				unsigned int count)
+{
+	struct storage_block *blk;
+	unsigned int inx;
+
+	for (inx = 0; inx < count; inx++) {
+		blk = kzalloc(sizeof(*blk), GFP_KERNEL);
+		if (!blk) {
+			free_storage_blocks(blocks);
+			return -ENOMEM;
+		}
+		INIT_LIST_HEAD(&blk->link);
+		blk->bdev = bdev;
+		blk->sector = ranges[inx].sector_offset;
+		blk->count = ranges[inx].sector_count;
+		list_add_tail(&blk->link, blocks);
+	}
+	return 0;
+}
+
+/**
+ * diff_storage_append_block() - Append ranges of a block device.
+ * @diff_storage:
+ *	The difference storage.
+ * @dev_id:
+ *	The block device that holds the ranges.
+ * @ranges:
+ *	The ranges, in kernel memory. They are sorted in place.
+ * @range_count:
+ *	The number of ranges.
+ *
+ * Either every range is appended or none is.
+ *
+ * Return: 0, -EINVAL for a bad range, or the error of opening the device.
+ */
 int diff_storage_append_block(struct diff_storage *diff_storage, dev_t dev_id,
-			      struct blk_snap_block_range __user *ranges,
+			      struct blk_snap_block_range *ranges,
 			      unsigned int range_count)
 {
-	int ret;
-	int inx;
+	static DEFINE_MUTEX(append_lock);
+	struct storage_bdev *storage_bdev = NULL;
 	struct block_device *bdev;
-	struct blk_snap_block_range range;
-	const unsigned long range_size = sizeof(struct blk_snap_block_range);
+	bool opened = false;
+	LIST_HEAD(blocks);
+	sector_t added = 0;
+	unsigned int inx;
+	int ret;
 
 	pr_debug("Append %u blocks\n", range_count);
 
+	/* The overlap check and the append must be one step. */
+	mutex_lock(&append_lock);
 	bdev = diff_storage_bdev_by_id(diff_storage, dev_id);
 	if (!bdev) {
-		bdev = diff_storage_add_storage_bdev(diff_storage, dev_id);
-		if (IS_ERR(bdev))
+		bdev = blkdev_get_by_dev(dev_id, FMODE_READ | FMODE_WRITE, NULL);
+		if (IS_ERR(bdev)) {
+			pr_err("Failed to open storage device [%u:%u]. errno=%d\n",
+			       MAJOR(dev_id), MINOR(dev_id),
+			       abs((int)PTR_ERR(bdev)));
+			mutex_unlock(&append_lock);
 			return PTR_ERR(bdev);
+		}
+		opened = true;
+		storage_bdev = kzalloc(sizeof(*storage_bdev), GFP_KERNEL);
+		if (!storage_bdev) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		INIT_LIST_HEAD(&storage_bdev->link);
+		storage_bdev->bdev = bdev;
+		storage_bdev->dev_id = dev_id;
 	}
 
-	for (inx = 0; inx < range_count; inx++) {
-		if (unlikely(copy_from_user(&range, ranges+inx, range_size)))
-			return -EINVAL;
-
-		ret = diff_storage_add_range(diff_storage, bdev,
-					     range.sector_offset,
-					     range.sector_count);
-		if (unlikely(ret))
-			return ret;
+	ret = diff_storage_check_ranges(bdev, ranges, range_count);
+	if (ret)
+		goto fail;
+	if (diff_storage_overlaps(diff_storage, bdev, ranges, range_count)) {
+		pr_err("The ranges overlap the difference storage already given\n");
+		ret = -EINVAL;
+		goto fail;
 	}
+	ret = alloc_storage_blocks(&blocks, bdev, ranges, range_count);
+	if (ret)
+		goto fail;
 
-	if (atomic_read(&diff_storage->low_space_flag) &&
-	    (diff_storage->capacity >= diff_storage->requested))
+	for (inx = 0; inx < range_count; inx++)
+		added += ranges[inx].sector_count;
+
+	spin_lock(&diff_storage->lock);
+	if (storage_bdev)
+		list_add_tail(&storage_bdev->link, &diff_storage->storage_bdevs);
+	list_splice_tail(&blocks, &diff_storage->empty_blocks);
+	diff_storage->capacity += added;
+	/* Ask again next time the free space runs low. */
+	if (diff_storage->capacity - diff_storage->filled > diff_storage_minimum)
 		atomic_set(&diff_storage->low_space_flag, 0);
+	spin_unlock(&diff_storage->lock);
 
+	mutex_unlock(&append_lock);
 	return 0;
+fail:
+	mutex_unlock(&append_lock);
+	if (opened)
+		blkdev_put(bdev, FMODE_READ | FMODE_WRITE);
+	kfree(storage_bdev);
+	return ret;
 }
 
 struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
@@ -275,7 +413,7 @@ struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
 		 */
 		diff_storage->filled += available;
 	} while (1);
-	sectors_left = diff_storage->requested - diff_storage->filled;
+	sectors_left = diff_storage->capacity - diff_storage->filled;
 	spin_unlock(&diff_storage->lock);
 
 	if (ret) {

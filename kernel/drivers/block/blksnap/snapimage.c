@@ -19,24 +19,31 @@ struct submit_event {
 static unsigned int _major;
 static DEFINE_IDA(snapimage_devt_ida);
 
-struct bio_set snapimage_bioset;
-
 static void bio_process(struct snapimage *snapimage, struct bio *bio)
 {
 	struct diff_area_image_ctx io_ctx;
 	struct bio_vec bvec;
 	struct bvec_iter iter;
 	sector_t pos = bio->bi_iter.bi_sector;
+	bool is_write = op_is_write(bio_op(bio));
+
+	/*
+	 * A write to the image is a change since the snapshot as well: mark
+	 * it in both tables, so that the next incremental backup copies it.
+	 */
+	if (is_write && bio_sectors(bio))
+		cbt_map_set_both(snapimage->cbt_map, pos, bio_sectors(bio));
 
 	diff_area_throttling_io(snapimage->diff_area);
-	diff_area_image_ctx_init(&io_ctx, snapimage->diff_area,
-				 op_is_write(bio_op(bio)));
+	diff_area_image_ctx_init(&io_ctx, snapimage->diff_area, is_write);
 	bio_for_each_segment(bvec, bio, iter) {
 		blk_status_t st;
 
 		st = diff_area_image_io(&io_ctx, &bvec, &pos);
-		if (unlikely(st != BLK_STS_OK))
+		if (unlikely(st != BLK_STS_OK)) {
+			bio->bi_status = st;
 			break;
+		}
 	}
 	diff_area_image_ctx_done(&io_ctx);
 	bio_endio(bio);
@@ -112,12 +119,7 @@ static int snapimage_submit_worker_fn(void *data)
 			bio_process(snapimage, bio);
 
 		schedule();
-	};
-
-	pr_debug("Delete device [%d:%d]",
-		MAJOR(snapimage->image_dev_id), MINOR(snapimage->image_dev_id));
-
-	del_gendisk(snapimage->disk);
+	}
 
 	while ((bio = submit_bio_pop(snapimage)))
 		bio_process(snapimage, bio);
@@ -154,7 +156,7 @@ static void snapimage_submit_bio(struct bio *bio)
 	bio_endio(bio);
 }
 
-const struct block_device_operations bd_ops = {
+static const struct block_device_operations bd_ops = {
 	.owner = THIS_MODULE,
 	.submit_bio = snapimage_submit_bio
 };
@@ -164,10 +166,13 @@ void snapimage_free(struct snapimage *snapimage)
 	pr_info("Snapshot image disk [%u:%u] delete\n",
 		MAJOR(snapimage->image_dev_id), MINOR(snapimage->image_dev_id));
 
-	blk_mq_freeze_queue(snapimage->disk->queue);
+	/*
+	 * After del_gendisk() no new bio reaches snapimage_submit_bio(), even
+	 * if the image is still open; the worker completes those it has.
+	 */
+	del_gendisk(snapimage->disk);
 	snapimage->is_ready = false;
 	kthread_stop(snapimage->submit_task);
-	blk_mq_unfreeze_queue(snapimage->disk->queue);
 
 	put_disk(snapimage->disk);
 
@@ -268,17 +273,21 @@ struct snapimage *snapimage_create(struct diff_area *diff_area,
 
 	pr_debug("Add device [%d:%d]",
 		MAJOR(snapimage->image_dev_id), MINOR(snapimage->image_dev_id));
+	/* The worker must be running before the first bio can come. */
+	wake_up_process(snapimage->submit_task);
+
 	ret = add_disk(disk);
 	if (ret) {
 		pr_err("Failed to add disk [%s] for snapshot image device\n",
 		       disk->disk_name);
-		goto fail_cleanup_disk;
+		goto fail_put_refs;
 	}
-
-	wake_up_process(snapimage->submit_task);
 
 	return snapimage;
 
+fail_put_refs:
+	cbt_map_put(snapimage->cbt_map);
+	diff_area_put(snapimage->diff_area);
 fail_cleanup_disk:
 	put_disk(disk);
 fail_free_worker:

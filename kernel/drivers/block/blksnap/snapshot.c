@@ -11,8 +11,8 @@
 #include "snapimage.h"
 #include "cbt_map.h"
 
-LIST_HEAD(snapshots);
-DECLARE_RWSEM(snapshots_lock);
+static LIST_HEAD(snapshots);
+static DECLARE_RWSEM(snapshots_lock);
 
 static void snapshot_release(struct snapshot *snapshot)
 {
@@ -69,7 +69,7 @@ static void snapshot_release(struct snapshot *snapshot)
 				MAJOR(tracker->dev_id), MINOR(tracker->dev_id));
 	}
 
-	/* Destroy diff area for each tracker. */
+	/* Destroy diff area for each tracker and set the device free. */
 	for (inx = 0; inx < snapshot->count; ++inx) {
 		struct tracker *tracker = snapshot->tracker_array[inx];
 
@@ -77,6 +77,7 @@ static void snapshot_release(struct snapshot *snapshot)
 			diff_area_put(tracker->diff_area);
 			tracker->diff_area = NULL;
 
+			atomic_set(&tracker->in_snapshot, 0);
 			tracker_put(tracker);
 			snapshot->tracker_array[inx] = NULL;
 		}
@@ -138,6 +139,7 @@ static struct snapshot *snapshot_new(unsigned int count)
 
 	INIT_LIST_HEAD(&snapshot->link);
 	kref_init(&snapshot->kref);
+	mutex_init(&snapshot->lock);
 	uuid_gen(&snapshot->id);
 	snapshot->is_taken = false;
 
@@ -179,19 +181,52 @@ static inline bool blk_snap_dev_is_equal(struct blk_snap_dev *first,
 static inline int check_same_devices(struct blk_snap_dev *devices,
 				     unsigned int count)
 {
-	struct blk_snap_dev *first;
-	struct blk_snap_dev *second;
+	unsigned int first, second;
 
-	for (first = devices; first < (devices + (count - 1)); ++first) {
-		for (second = first + 1; second < (devices + count); ++second) {
-			if (blk_snap_dev_is_equal(first, second)) {
+	for (first = 0; first < count; first++) {
+		for (second = first + 1; second < count; second++) {
+			if (blk_snap_dev_is_equal(&devices[first],
+						  &devices[second])) {
 				pr_err("Unable to create snapshot: The same device [%d:%d] was added twice.\n",
-					first->mj, first->mn);
+				       devices[first].mj, devices[first].mn);
 				return -EINVAL;
 			}
 		}
 	}
 
+	return 0;
+}
+
+/*
+ * A device belongs to one snapshot at most: two snapshots sharing one
+ * tracker would share, and overwrite, its difference area. A snapshot
+ * image cannot be snapshotted either: its own I/O would be filtered.
+ */
+static int snapshot_add_device(struct snapshot *snapshot, dev_t dev_id)
+{
+	struct tracker *tracker;
+
+	if (MAJOR(dev_id) == snapimage_major()) {
+		pr_err("Unable to create snapshot: device [%u:%u] is a snapshot image\n",
+		       MAJOR(dev_id), MINOR(dev_id));
+		return -EINVAL;
+	}
+
+	tracker = tracker_create_or_get(dev_id);
+	if (IS_ERR(tracker)) {
+		pr_err("Unable to create snapshot: failed to add device [%u:%u] to tracking\n",
+		       MAJOR(dev_id), MINOR(dev_id));
+		return PTR_ERR(tracker);
+	}
+
+	if (atomic_cmpxchg(&tracker->in_snapshot, 0, 1) != 0) {
+		pr_err("Unable to create snapshot: device [%u:%u] is already in a snapshot\n",
+		       MAJOR(dev_id), MINOR(dev_id));
+		tracker_put(tracker);
+		return -EBUSY;
+	}
+
+	snapshot->tracker_array[snapshot->count++] = tracker;
 	return 0;
 }
 
@@ -207,6 +242,9 @@ int snapshot_create(struct blk_snap_dev *dev_id_array, unsigned int count,
 		pr_info("\t%u:%u\n", dev_id_array[inx].mj,
 			dev_id_array[inx].mn);
 
+	if (!count)
+		return -EINVAL;
+
 	ret = check_same_devices(dev_id_array, count);
 	if (ret)
 		return ret;
@@ -217,27 +255,16 @@ int snapshot_create(struct blk_snap_dev *dev_id_array, unsigned int count,
 		return PTR_ERR(snapshot);
 	}
 
-	ret = -ENODEV;
 	for (inx = 0; inx < count; ++inx) {
-		dev_t dev_id =
-			MKDEV(dev_id_array[inx].mj, dev_id_array[inx].mn);
-		struct tracker *tracker;
-
-		tracker = tracker_create_or_get(dev_id);
-		if (IS_ERR(tracker)) {
-			pr_err("Unable to create snapshot\n");
-			pr_err("Failed to add device [%u:%u] to snapshot tracking\n",
-			       MAJOR(dev_id), MINOR(dev_id));
-			ret = PTR_ERR(tracker);
+		ret = snapshot_add_device(snapshot,
+					  MKDEV(dev_id_array[inx].mj,
+						dev_id_array[inx].mn));
+		if (ret)
 			goto fail;
-		}
-
-		snapshot->tracker_array[inx] = tracker;
-		snapshot->count++;
 	}
 
 	down_write(&snapshots_lock);
-	list_add_tail(&snapshots, &snapshot->link);
+	list_add_tail(&snapshot->link, &snapshots);
 	up_write(&snapshots_lock);
 
 	uuid_copy(id, &snapshot->id);
@@ -274,18 +301,15 @@ out:
 int snapshot_destroy(uuid_t *id)
 {
 	struct snapshot *snapshot = NULL;
+	struct snapshot *s;
 
 	pr_info("Destroy snapshot %pUb\n", id);
 	down_write(&snapshots_lock);
-	if (!list_empty(&snapshots)) {
-		struct snapshot *s = NULL;
-
-		list_for_each_entry(s, &snapshots, link) {
-			if (uuid_equal(&s->id, id)) {
-				snapshot = s;
-				list_del(&snapshot->link);
-				break;
-			}
+	list_for_each_entry(s, &snapshots, link) {
+		if (uuid_equal(&s->id, id)) {
+			snapshot = s;
+			list_del_init(&snapshot->link);
+			break;
 		}
 	}
 	up_write(&snapshots_lock);
@@ -293,15 +317,17 @@ int snapshot_destroy(uuid_t *id)
 	if (!snapshot) {
 		pr_err("Unable to destroy snapshot: cannot find snapshot by id %pUb\n",
 		       id);
-		return -ENODEV;
+		return -ESRCH;
 	}
+	/* A thread waiting for its events is told at once. */
+	event_queue_close(&snapshot->diff_storage->event_queue);
 	snapshot_put(snapshot);
 
 	return 0;
 }
 
-int snapshot_append_storage(uuid_t *id, struct blk_snap_dev dev_id,
-			    struct blk_snap_block_range __user *ranges,
+int snapshot_append_storage(uuid_t *id, dev_t dev_id,
+			    struct blk_snap_block_range *ranges,
 			    unsigned int range_count)
 {
 	int ret = 0;
@@ -311,163 +337,165 @@ int snapshot_append_storage(uuid_t *id, struct blk_snap_dev dev_id,
 	if (!snapshot)
 		return -ESRCH;
 
-	ret = diff_storage_append_block(snapshot->diff_storage,
-					MKDEV(dev_id.mj, dev_id.mn), ranges,
+	ret = diff_storage_append_block(snapshot->diff_storage, dev_id, ranges,
 					range_count);
 	snapshot_put(snapshot);
 	return ret;
 }
 
+static void snapshot_put_diff_areas(struct snapshot *snapshot)
+{
+	int inx;
+
+	for (inx = 0; inx < snapshot->count; inx++) {
+		struct tracker *tracker = snapshot->tracker_array[inx];
+
+		diff_area_put(tracker->diff_area);
+		tracker->diff_area = NULL;
+	}
+}
+
+static int snapshot_new_diff_areas(struct snapshot *snapshot)
+{
+	int inx;
+
+	for (inx = 0; inx < snapshot->count; inx++) {
+		struct tracker *tracker = snapshot->tracker_array[inx];
+		struct diff_area *diff_area;
+
+		diff_area = diff_area_new(tracker->dev_id,
+					  snapshot->diff_storage);
+		if (IS_ERR(diff_area)) {
+			snapshot_put_diff_areas(snapshot);
+			return PTR_ERR(diff_area);
+		}
+		tracker->diff_area = diff_area;
+	}
+	return 0;
+}
+
+static void snapshot_freeze(struct snapshot *snapshot, bool freeze)
+{
+	int inx;
+
+	for (inx = 0; inx < snapshot->count; inx++) {
+		struct tracker *tracker = snapshot->tracker_array[inx];
+		struct block_device *bdev = tracker->diff_area->orig_bdev;
+		int ret = freeze ? freeze_bdev(bdev) : thaw_bdev(bdev);
+
+		if (ret)
+			pr_err("Failed to %s device [%u:%u]\n",
+			       freeze ? "freeze" : "thaw",
+			       MAJOR(tracker->dev_id), MINOR(tracker->dev_id));
+	}
+}
+
+/*
+ * Switch the CBT tables and enable copy-on-write on every device at once:
+ * the file systems are frozen and no write bio is in the filter.
+ */
+static int snapshot_switch_trackers(struct snapshot *snapshot)
+{
+	unsigned int current_flag;
+	int inx;
+	int ret = 0;
+
+	snapshot_freeze(snapshot, true);
+	current_flag = memalloc_noio_save();
+	tracker_lock();
+
+	for (inx = 0; inx < snapshot->count; inx++) {
+		ret = tracker_take_snapshot(snapshot->tracker_array[inx]);
+		if (ret) {
+			pr_err("Unable to take snapshot: failed to capture snapshot %pUb\n",
+			       &snapshot->id);
+			break;
+		}
+	}
+	if (ret) {
+		while (inx--)
+			tracker_release_snapshot(snapshot->tracker_array[inx]);
+	}
+
+	tracker_unlock();
+	memalloc_noio_restore(current_flag);
+	snapshot_freeze(snapshot, false);
+	return ret;
+}
+
+static int snapshot_create_images(struct snapshot *snapshot)
+{
+	int inx;
+
+	for (inx = 0; inx < snapshot->count; inx++) {
+		struct tracker *tracker = snapshot->tracker_array[inx];
+		struct snapimage *snapimage;
+
+		if (diff_area_is_corrupted(tracker->diff_area)) {
+			pr_err("Unable to take snapshot of [%u:%u]: diff area is corrupted\n",
+			       MAJOR(tracker->dev_id), MINOR(tracker->dev_id));
+			return -EIO;
+		}
+
+		snapimage = snapimage_create(tracker->diff_area,
+					     tracker->cbt_map);
+		if (IS_ERR(snapimage)) {
+			pr_err("Failed to create snapshot image for device [%u:%u] with error=%d\n",
+			       MAJOR(tracker->dev_id), MINOR(tracker->dev_id),
+			       (int)PTR_ERR(snapimage));
+			return PTR_ERR(snapimage);
+		}
+		snapshot->snapimage_array[inx] = snapimage;
+	}
+	return 0;
+}
+
 int snapshot_take(uuid_t *id)
 {
-	int ret = 0;
 	struct snapshot *snapshot;
-	int inx;
-	unsigned int current_flag;
+	int ret;
 
 	snapshot = snapshot_get_by_id(id);
 	if (!snapshot)
 		return -ESRCH;
 
+	mutex_lock(&snapshot->lock);
 	if (snapshot->is_taken) {
 		ret = -EALREADY;
 		goto out;
 	}
 
-	if (!snapshot->count) {
-		ret = -ENODEV;
+	/* Until the trackers switch, a failure leaves the snapshot as it was. */
+	ret = snapshot_new_diff_areas(snapshot);
+	if (ret)
+		goto out;
+
+	ret = snapshot_switch_trackers(snapshot);
+	if (ret) {
+		snapshot_put_diff_areas(snapshot);
 		goto out;
 	}
-
-	/* Allocate diff area for each device in the snapshot. */
-	for (inx = 0; inx < snapshot->count; inx++) {
-		struct tracker *tracker = snapshot->tracker_array[inx];
-		struct diff_area *diff_area;
-
-		if (!tracker)
-			continue;
-
-		diff_area =
-			diff_area_new(tracker->dev_id, snapshot->diff_storage);
-		if (IS_ERR(diff_area)) {
-			ret = PTR_ERR(diff_area);
-			goto fail;
-		}
-		tracker->diff_area = diff_area;
-	}
-
-	/* Try to flush and freeze file system on each original block device. */
-	for (inx = 0; inx < snapshot->count; inx++) {
-		struct tracker *tracker = snapshot->tracker_array[inx];
-
-		if (!tracker)
-			continue;
-
-		if (freeze_bdev(tracker->diff_area->orig_bdev))
-			pr_err("Failed to freeze device [%u:%u]\n",
-			       MAJOR(tracker->dev_id), MINOR(tracker->dev_id));
-		else
-			pr_debug("Device [%u:%u] was frozen\n",
-				MAJOR(tracker->dev_id), MINOR(tracker->dev_id));
-	}
-
-	current_flag = memalloc_noio_save();
-	tracker_lock();
-
-	/*
-	 * Take snapshot - switch CBT tables and enable COW logic
-	 * for each tracker.
-	 */
-	for (inx = 0; inx < snapshot->count; inx++) {
-		if (!snapshot->tracker_array[inx])
-			continue;
-		ret = tracker_take_snapshot(snapshot->tracker_array[inx]);
-		if (ret) {
-			pr_err("Unable to take snapshot: failed to capture snapshot %pUb\n",
-			       &snapshot->id);
-
-			break;
-		}
-	}
-
-	if (ret) {
-		while (inx--) {
-			struct tracker *tracker = snapshot->tracker_array[inx];
-
-			if (tracker)
-				tracker_release_snapshot(tracker);
-		}
-	} else
-		snapshot->is_taken = true;
-
-	tracker_unlock();
-	memalloc_noio_restore(current_flag);
-
-	/* Thaw file systems on original block devices. */
-	for (inx = 0; inx < snapshot->count; inx++) {
-		struct tracker *tracker = snapshot->tracker_array[inx];
-
-		if (!tracker)
-			continue;
-
-		if (thaw_bdev(tracker->diff_area->orig_bdev))
-			pr_err("Failed to thaw device [%u:%u]\n",
-			       MAJOR(tracker->dev_id), MINOR(tracker->dev_id));
-		else
-			pr_debug("Device [%u:%u] was unfrozen\n",
-				MAJOR(tracker->dev_id), MINOR(tracker->dev_id));
-	}
-
-	if (ret)
-		goto fail;
-
+	snapshot->is_taken = true;
 	pr_info("Snapshot was taken successfully\n");
 
-	/**
-	 * Sometimes a snapshot is in the state of corrupt immediately
-	 * after it is taken.
-	 */
-	for (inx = 0; inx < snapshot->count; inx++) {
-		struct tracker *tracker = snapshot->tracker_array[inx];
-
-		if (!tracker)
-			continue;
-
-		if (diff_area_is_corrupted(tracker->diff_area)) {
-			pr_err("Unable to freeze devices [%u:%u]: diff area is corrupted\n",
-			       MAJOR(tracker->dev_id), MINOR(tracker->dev_id));
-			ret = -EFAULT;
-			goto fail;
+	ret = snapshot_create_images(snapshot);
+	if (ret) {
+		/*
+		 * The devices are being copied on write already, for a
+		 * snapshot that cannot be read: it is of no use to anybody.
+		 */
+		pr_err("Unable to take snapshot: snapshot %pUb is destroyed\n",
+		       &snapshot->id);
+		down_write(&snapshots_lock);
+		if (!list_empty(&snapshot->link)) {
+			list_del_init(&snapshot->link);
+			snapshot_put(snapshot);
 		}
+		up_write(&snapshots_lock);
+		event_queue_close(&snapshot->diff_storage->event_queue);
 	}
-
-	/* Create all image block devices. */
-	for (inx = 0; inx < snapshot->count; inx++) {
-		struct snapimage *snapimage;
-		struct tracker *tracker = snapshot->tracker_array[inx];
-
-		snapimage =
-			snapimage_create(tracker->diff_area, tracker->cbt_map);
-		if (IS_ERR(snapimage)) {
-			ret = PTR_ERR(snapimage);
-			pr_err("Failed to create snapshot image for device [%u:%u] with error=%d\n",
-			       MAJOR(tracker->dev_id), MINOR(tracker->dev_id),
-			       ret);
-			break;
-		}
-		snapshot->snapimage_array[inx] = snapimage;
-	}
-
-	goto out;
-fail:
-	pr_err("Unable to take snapshot: failed to capture snapshot %pUb\n",
-	       &snapshot->id);
-
-	down_write(&snapshots_lock);
-	list_del(&snapshot->link);
-	up_write(&snapshots_lock);
-	snapshot_put(snapshot);
 out:
+	mutex_unlock(&snapshot->lock);
 	snapshot_put(snapshot);
 	return ret;
 }
@@ -487,126 +515,89 @@ struct event *snapshot_wait_event(uuid_t *id, unsigned long timeout_ms)
 	return event;
 }
 
-int snapshot_collect(unsigned int *pcount, struct blk_snap_uuid __user *id_array)
+/**
+ * snapshot_collect() - List the snapshots.
+ * @pcount:
+ *	In: the size of @ids, out: the number of snapshots.
+ * @ids:
+ *	Kernel array for the ids, or NULL to count them only.
+ *
+ * Return: 0, or -ENOBUFS if @ids is too small.
+ */
+int snapshot_collect(unsigned int *pcount, struct blk_snap_uuid *ids)
 {
-	int ret = 0;
-	int inx = 0;
+	unsigned int count = 0;
 	struct snapshot *s;
-
-	pr_debug("Collect snapshots\n");
+	int ret = 0;
 
 	down_read(&snapshots_lock);
-	if (list_empty(&snapshots))
-		goto out;
-
-	if (!id_array) {
-		list_for_each_entry(s, &snapshots, link)
-			inx++;
-		goto out;
-	}
-
 	list_for_each_entry(s, &snapshots, link) {
-		if (inx >= *pcount) {
-			ret = -ENODATA;
-			goto out;
+		if (ids) {
+			if (count >= *pcount) {
+				ret = -ENOBUFS;
+				continue;
+			}
+			export_uuid(ids[count].b, &s->id);
 		}
-
-		if (copy_to_user(id_array[inx].b, &s->id.b, sizeof(uuid_t))) {
-			pr_err("Unable to collect snapshots: failed to copy data to user buffer\n");
-			goto out;
-		}
-
-		inx++;
+		count++;
 	}
-out:
 	up_read(&snapshots_lock);
-	*pcount = inx;
+
+	*pcount = count;
 	return ret;
 }
 
-int snapshot_collect_images(
-	uuid_t *id, struct blk_snap_image_info __user *user_image_info_array,
-	unsigned int *pcount)
+/**
+ * snapshot_collect_images() - List the devices of a snapshot and their
+ *	images.
+ * @id:
+ *	Snapshot id.
+ * @image_info_array:
+ *	Kernel array of at least *@pcount elements, or NULL to count only.
+ *	Before the snapshot is taken the image ids are 0:0.
+ * @pcount:
+ *	In: the size of the array, out: the number of devices.
+ *
+ * Return: 0, -ESRCH for an unknown snapshot, -ENOBUFS if the array is too
+ * small.
+ */
+int snapshot_collect_images(uuid_t *id,
+			    struct blk_snap_image_info *image_info_array,
+			    unsigned int *pcount)
 {
+	struct snapshot *snapshot;
 	int ret = 0;
 	int inx;
-	unsigned long len;
-	struct blk_snap_image_info *image_info_array = NULL;
-	struct snapshot *snapshot;
-
-	pr_debug("Collect images for snapshots\n");
 
 	snapshot = snapshot_get_by_id(id);
 	if (!snapshot)
 		return -ESRCH;
 
-	if (!snapshot->is_taken) {
-		ret = -ENODEV;
+	mutex_lock(&snapshot->lock);
+	if (!image_info_array)
 		goto out;
-	}
-
-	pr_debug("Found snapshot with %d devices\n", snapshot->count);
-	if (!user_image_info_array) {
-		pr_debug(
-			"Unable to collect snapshot images: users buffer is not set\n");
-		goto out;
-	}
-
 	if (*pcount < snapshot->count) {
-		ret = -ENODATA;
-		goto out;
-	}
-
-	image_info_array =
-		kcalloc(snapshot->count, sizeof(struct blk_snap_image_info),
-			GFP_KERNEL);
-	if (!image_info_array) {
-		pr_err("Unable to collect snapshot images: not enough memory.\n");
-		ret = -ENOMEM;
+		ret = -ENOBUFS;
 		goto out;
 	}
 
 	for (inx = 0; inx < snapshot->count; inx++) {
-		if (snapshot->tracker_array[inx]) {
-			dev_t orig_dev_id =
-				snapshot->tracker_array[inx]->dev_id;
+		dev_t orig_dev_id = snapshot->tracker_array[inx]->dev_id;
+		struct snapimage *snapimage = snapshot->snapimage_array[inx];
 
-			pr_debug("Original [%u:%u]\n",
-				 MAJOR(orig_dev_id),
-				 MINOR(orig_dev_id));
-			image_info_array[inx].orig_dev_id.mj =
-				MAJOR(orig_dev_id);
-			image_info_array[inx].orig_dev_id.mn =
-				MINOR(orig_dev_id);
-		}
-
-		if (snapshot->snapimage_array[inx]) {
-			dev_t image_dev_id =
-				snapshot->snapimage_array[inx]->image_dev_id;
-
-			pr_debug("Image [%u:%u]\n",
-				 MAJOR(image_dev_id),
-				 MINOR(image_dev_id));
+		image_info_array[inx].orig_dev_id.mj = MAJOR(orig_dev_id);
+		image_info_array[inx].orig_dev_id.mn = MINOR(orig_dev_id);
+		if (snapimage) {
 			image_info_array[inx].image_dev_id.mj =
-				MAJOR(image_dev_id);
+				MAJOR(snapimage->image_dev_id);
 			image_info_array[inx].image_dev_id.mn =
-				MINOR(image_dev_id);
+				MINOR(snapimage->image_dev_id);
 		}
-	}
-
-	len = copy_to_user(user_image_info_array, image_info_array,
-			   snapshot->count *
-				   sizeof(struct blk_snap_image_info));
-	if (len != 0) {
-		pr_err("Unable to collect snapshot images: failed to copy data to user buffer\n");
-		ret = -ENODATA;
 	}
 out:
 	*pcount = snapshot->count;
-
-	kfree(image_info_array);
+	mutex_unlock(&snapshot->lock);
 	snapshot_put(snapshot);
-
 	return ret;
 }
 
@@ -614,28 +605,25 @@ int snapshot_mark_dirty_blocks(dev_t image_dev_id,
 			       struct blk_snap_block_range *block_ranges,
 			       unsigned int count)
 {
-	int ret = 0;
-	int inx = 0;
-	struct snapshot *s;
 	struct cbt_map *cbt_map = NULL;
+	struct snapshot *s;
+	int ret;
+	int inx;
 
 	pr_debug("Marking [%d] dirty blocks for device [%u:%u]\n", count,
 		 MAJOR(image_dev_id), MINOR(image_dev_id));
 
 	down_read(&snapshots_lock);
-	if (list_empty(&snapshots))
-		goto out;
-
 	list_for_each_entry(s, &snapshots, link) {
-		for (inx = 0; inx < s->count; inx++) {
-			if (s->snapimage_array[inx]->image_dev_id ==
-			    image_dev_id) {
-				cbt_map = s->snapimage_array[inx]->cbt_map;
-				break;
-			}
-		}
+		for (inx = 0; inx < s->count && !cbt_map; inx++) {
+			struct snapimage *snapimage = s->snapimage_array[inx];
 
-		inx++;
+			/* Before take, or after a failed take, there is none. */
+			if (snapimage && snapimage->image_dev_id == image_dev_id)
+				cbt_map = snapimage->cbt_map;
+		}
+		if (cbt_map)
+			break;
 	}
 	if (!cbt_map) {
 		pr_err("Cannot find snapshot image device [%u:%u]\n",
@@ -649,6 +637,5 @@ int snapshot_mark_dirty_blocks(dev_t image_dev_id,
 		pr_err("Failed to set CBT table. errno=%d\n", abs(ret));
 out:
 	up_read(&snapshots_lock);
-
 	return ret;
 }

@@ -9,12 +9,17 @@
 #include <linux/uuid.h>
 #include <linux/spinlock.h>
 #include <linux/rwsem.h>
+#include <linux/mutex.h>
 #include <linux/fs.h>
 #include "event_queue.h"
 
 struct tracker;
 struct diff_storage;
 struct snapimage;
+struct blk_snap_dev;
+struct blk_snap_block_range;
+struct blk_snap_uuid;
+struct blk_snap_image_info;
 /**
  * struct snapshot - Snapshot structure.
  * @link:
@@ -24,6 +29,8 @@ struct snapimage;
  *	an ioctl.
  * @id:
  *	UUID of snapshot.
+ * @lock:
+ *	Serializes taking the snapshot with the ioctls that read its arrays.
  * @is_taken:
  *	Flag that the snapshot was taken.
  * @diff_storage:
@@ -51,6 +58,7 @@ struct snapshot {
 	struct list_head link;
 	struct kref kref;
 	uuid_t id;
+	struct mutex lock;
 	bool is_taken;
 	struct diff_storage *diff_storage;
 	int count;
@@ -63,14 +71,14 @@ void snapshot_done(void);
 int snapshot_create(struct blk_snap_dev *dev_id_array, unsigned int count,
 		    uuid_t *id);
 int snapshot_destroy(uuid_t *id);
-int snapshot_append_storage(uuid_t *id, struct blk_snap_dev dev_id,
-			    struct blk_snap_block_range __user *ranges,
+int snapshot_append_storage(uuid_t *id, dev_t dev_id,
+			    struct blk_snap_block_range *ranges,
 			    unsigned int range_count);
 int snapshot_take(uuid_t *id);
 struct event *snapshot_wait_event(uuid_t *id, unsigned long timeout_ms);
-int snapshot_collect(unsigned int *pcount, struct blk_snap_uuid __user *id_array);
+int snapshot_collect(unsigned int *pcount, struct blk_snap_uuid *ids);
 int snapshot_collect_images(uuid_t *id,
-			    struct blk_snap_image_info __user *image_info_array,
+			    struct blk_snap_image_info *image_info_array,
 			    unsigned int *pcount);
 int snapshot_mark_dirty_blocks(dev_t image_dev_id,
 			       struct blk_snap_block_range *block_ranges,

@@ -15,9 +15,9 @@ struct tracked_device {
 	dev_t dev_id;
 };
 
-DEFINE_PERCPU_RWSEM(tracker_submit_lock);
-LIST_HEAD(tracked_device_list);
-DEFINE_SPINLOCK(tracked_device_lock);
+DEFINE_STATIC_PERCPU_RWSEM(tracker_submit_lock);
+static LIST_HEAD(tracked_device_list);
+static DEFINE_SPINLOCK(tracked_device_lock);
 static refcount_t trackers_counter = REFCOUNT_INIT(1);
 
 struct tracker_release_worker {
@@ -31,12 +31,13 @@ void tracker_lock(void)
 {
 	pr_debug("Lock trackers\n");
 	percpu_down_write(&tracker_submit_lock);
-};
+}
+
 void tracker_unlock(void)
 {
 	percpu_up_write(&tracker_submit_lock);
 	pr_debug("Trackers have been unlocked\n");
-};
+}
 
 static void tracker_free(struct tracker *tracker)
 {
@@ -55,43 +56,69 @@ static void tracker_free(struct tracker *tracker)
 
 static inline struct tracker *tracker_get_by_dev(struct block_device *bdev)
 {
-	struct bdev_filter *flt = bdev->bd_filter;
+	struct bdev_filter *flt = bdev_filter_get_by_bdev(bdev);
 
 	if (!flt)
 		return NULL;
 
-	bdev_filter_get(flt);
-
 	return container_of(flt, struct tracker, flt);
 }
 
-static bool tracker_submit_bio_cb(struct bio *bio)
+/*
+ * Copy the chunks that the write is about to overwrite to the difference
+ * storage and wait until they are there.
+ *
+ * The filter may be called from inside a stacked driver's ->submit_bio,
+ * where current->bio_list collects bios to be dispatched only after that
+ * driver returns. Our own bios must be dispatched now, since we wait for
+ * them, so the list is set aside meanwhile. They carry BIO_FILTERED and
+ * do not come back here.
+ */
+static int tracker_copy_on_write(struct tracker *tracker, sector_t sector,
+				 sector_t count, bool is_nowait)
 {
-	struct bdev_filter *flt = bio->bi_bdev->bd_filter;
-	struct bio_list bio_list_on_stack[2] = { };
-	struct bio *new_bio;
-	bool ret = true;
-	struct tracker *tracker = container_of(flt, struct tracker, flt);
+	struct bio_list *saved_bio_list = current->bio_list;
+	unsigned int current_flag;
 	int err;
+
+	current_flag = memalloc_noio_save();
+	current->bio_list = NULL;
+
+	err = diff_area_copy(tracker->diff_area, sector, count, is_nowait);
+	if (likely(!err))
+		err = diff_area_wait(tracker->diff_area, sector, count,
+				     is_nowait);
+
+	current->bio_list = saved_bio_list;
+	memalloc_noio_restore(current_flag);
+	return err;
+}
+
+static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
+{
+	struct tracker *tracker = container_of(flt, struct tracker, flt);
+	bool is_nowait = !!(bio->bi_opf & REQ_NOWAIT);
+	unsigned int current_flag;
 	sector_t sector;
 	sector_t count;
-	unsigned int current_flag;
+	bool ret = true;
+	int err;
 
-	BUG_ON(!flt);
-	if (bio->bi_opf & REQ_NOWAIT) {
+	if (!op_is_write(bio_op(bio)))
+		return true;
+
+	count = bio_sectors(bio);
+	if (!count)
+		return true;
+
+	if (is_nowait) {
 		if (!percpu_down_read_trylock(&tracker_submit_lock)) {
 			bio_wouldblock_error(bio);
 			return false;
 		}
-	} else
+	} else {
 		percpu_down_read(&tracker_submit_lock);
-
-	if (!op_is_write(bio_op(bio)))
-		goto out;
-
-	count = bio_sectors(bio);
-	if (!count)
-		goto out;
+	}
 
 	sector = bio->bi_iter.bi_sector;
 	if (bio_flagged(bio, BIO_REMAPPED))
@@ -109,53 +136,25 @@ static bool tracker_submit_bio_cb(struct bio *bio)
 	if (diff_area_is_corrupted(tracker->diff_area))
 		goto out;
 
-	current_flag = memalloc_noio_save();
-	bio_list_init(&bio_list_on_stack[0]);
-	current->bio_list = bio_list_on_stack;
-	barrier();
-
-	err = diff_area_copy(tracker->diff_area, sector, count,
-			     !!(bio->bi_opf & REQ_NOWAIT));
-
-	current->bio_list = NULL;
-	barrier();
-	memalloc_noio_restore(current_flag);
-
-	if (unlikely(err))
-		goto fail;
-
-	while ((new_bio = bio_list_pop(&bio_list_on_stack[0]))) {
-		/*
-		 * The result from submitting a bio from the
-		 * filter itself does not need to be processed,
-		 * even if this function has a return code.
-		 */
-
-		bio_set_flag(new_bio, BIO_FILTERED);
-		submit_bio_noacct(new_bio);
-	}
-	/*
-	 * If a new bio was created during the handling, then new bios must
-	 * be sent and returned to complete the processing of the original bio.
-	 * Unfortunately, this has to be done for any bio, regardless of their
-	 * flags and options.
-	 * Otherwise, write requests confidently overtake read requests.
-	 */
-	err = diff_area_wait(tracker->diff_area, sector, count,
-			     !!(bio->bi_opf & REQ_NOWAIT));
-	if (likely(err == 0))
+	err = tracker_copy_on_write(tracker, sector, count, is_nowait);
+	if (likely(!err))
 		goto out;
-fail:
+
 	if (err == -EAGAIN) {
 		bio_wouldblock_error(bio);
 		ret = false;
-	} else
-		pr_err("Failed to copy data to diff storage with error %d\n", abs(err));
+	} else {
+		/*
+		 * The original data could not be saved: the write goes on, the
+		 * origin is never held back, but the image no longer matches
+		 * it and must fail its reads.
+		 */
+		diff_area_set_corrupted(tracker->diff_area, err);
+	}
 out:
 	percpu_up_read(&tracker_submit_lock);
 	return ret;
 }
-
 
 static void tracker_release_work(struct work_struct *work)
 {
@@ -278,6 +277,7 @@ static struct tracker *tracker_new(struct block_device *bdev)
 	bdev_filter_init(&tracker->flt, &tracker_fops);
 	INIT_LIST_HEAD(&tracker->link);
 	atomic_set(&tracker->snapshot_is_taken, false);
+	atomic_set(&tracker->in_snapshot, 0);
 	tracker->dev_id = bdev->bd_dev;
 
 	pr_info("Create tracker for device [%u:%u]. Capacity 0x%llx sectors\n",
@@ -407,6 +407,8 @@ void tracker_done(void)
 	}
 
 	tracker_wait_for_release();
+	/* The last tracker_free() may still be returning from the work. */
+	flush_work(&tracker_release_worker.work);
 }
 
 struct tracker *tracker_create_or_get(dev_t dev_id)
@@ -426,6 +428,13 @@ struct tracker *tracker_create_or_get(dev_t dev_id)
 	if (tracker) {
 		pr_debug("Device [%u:%u] is already under tracking\n",
 			 MAJOR(dev_id), MINOR(dev_id));
+		goto put_bdev;
+	}
+
+	if (!bdev_nr_sectors(bdev)) {
+		pr_err("Cannot track device [%u:%u]: it has no sectors\n",
+		       MAJOR(dev_id), MINOR(dev_id));
+		tracker = ERR_PTR(-EINVAL);
 		goto put_bdev;
 	}
 
@@ -486,7 +495,7 @@ int tracker_remove(dev_t dev_id)
 		goto put_bdev;
 	}
 
-	if (atomic_read(&tracker->snapshot_is_taken)) {
+	if (atomic_read(&tracker->in_snapshot)) {
 		pr_err("Tracker for device [%u:%u] is busy with a snapshot\n",
 		       MAJOR(dev_id), MINOR(dev_id));
 		ret = -EBUSY;
@@ -538,7 +547,7 @@ int tracker_read_cbt_bitmap(dev_t dev_id, unsigned int offset, size_t length,
 	if (!tracker) {
 		pr_err("Cannot get tracker for device [%u:%u]\n",
 			 MAJOR(dev_id), MINOR(dev_id));
-		ret = PTR_ERR(tracker);
+		ret = -ENODEV;
 		goto put_bdev;
 	}
 

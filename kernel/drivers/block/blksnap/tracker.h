@@ -11,17 +11,22 @@
 
 struct cbt_map;
 struct diff_area;
+struct blk_snap_cbt_info;
+struct blk_snap_block_range;
 
 /**
  * struct tracker - Tracker for a block device.
  *
- * @kref:
- *	Protects the structure from being released during processing of
- *	an ioctl.
+ * @flt:
+ *	The block device filter. Its reference counter protects the
+ *	structure from being released while a bio or an ioctl uses it.
  * @link:
  *	List header.
  * @dev_id:
  *	Original block device ID.
+ * @in_snapshot:
+ *	Set while the device belongs to a snapshot, taken or not: a device
+ *	can be in one snapshot only, and its tracker cannot be removed.
  * @snapshot_is_taken:
  *	Indicates that a snapshot was taken for the device whose bios are
  *	handled by this tracker.
@@ -39,7 +44,7 @@ struct tracker {
 	struct list_head link;
 	dev_t dev_id;
 
-	struct percpu_rw_semaphore submit_lock;
+	atomic_t in_snapshot;
 	atomic_t snapshot_is_taken;
 
 	struct cbt_map *cbt_map;
@@ -53,7 +58,7 @@ static inline void tracker_put(struct tracker *tracker)
 {
 	if (likely(tracker))
 		bdev_filter_put(&tracker->flt);
-};
+}
 
 int tracker_init(void);
 void tracker_done(void);

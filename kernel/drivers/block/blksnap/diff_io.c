@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0
+#define pr_fmt(fmt) KBUILD_MODNAME "-diff-io: " fmt
+
+#include <linux/blkdev.h>
+#include <linux/slab.h>
+#include "diff_io.h"
+#include "diff_buffer.h"
+
+#define SECTORS_IN_PAGE (PAGE_SIZE / SECTOR_SIZE)
+
+static struct bio_set diff_io_bioset;
+
+int diff_io_init(void)
+{
+	return bioset_init(&diff_io_bioset, 64, 0, BIOSET_NEED_BVECS);
+}
+
+void diff_io_done(void)
+{
+	bioset_exit(&diff_io_bioset);
+}
+
+static void diff_io_notify_cb(struct work_struct *work)
+{
+	struct diff_io_async *async =
+		container_of(work, struct diff_io_async, work);
+
+	might_sleep();
+	async->notify_cb(async->ctx);
+}
+
+static void diff_io_complete(struct diff_io *diff_io)
+{
+	if (diff_io->is_sync_io)
+		complete(&diff_io->notify.sync.completion);
+	else
+		queue_work(system_highpri_wq, &diff_io->notify.async.work);
+}
+
+static void diff_io_endio(struct bio *bio)
+{
+	struct diff_io *diff_io = bio->bi_private;
+
+	if (bio->bi_status != BLK_STS_OK)
+		WRITE_ONCE(diff_io->error, -EIO);
+	bio_put(bio);
+
+	if (atomic_dec_and_test(&diff_io->bio_count))
+		diff_io_complete(diff_io);
+}
+
+static inline struct diff_io *diff_io_new(bool is_write, bool is_nowait)
+{
+	struct diff_io *diff_io;
+
+	diff_io = kzalloc(sizeof(struct diff_io),
+			  is_nowait ? (GFP_NOIO | GFP_NOWAIT) : GFP_NOIO);
+	if (unlikely(!diff_io))
+		return NULL;
+
+	diff_io->error = 0;
+	diff_io->is_write = is_write;
+	atomic_set(&diff_io->bio_count, 0);
+
+	return diff_io;
+}
+
+struct diff_io *diff_io_new_sync(bool is_write)
+{
+	struct diff_io *diff_io;
+
+	diff_io = diff_io_new(is_write, false);
+	if (unlikely(!diff_io))
+		return NULL;
+
+	diff_io->is_sync_io = true;
+	init_completion(&diff_io->notify.sync.completion);
+	return diff_io;
+}
+
+struct diff_io *diff_io_new_async(bool is_write, bool is_nowait,
+				  void (*notify_cb)(void *ctx), void *ctx)
+{
+	struct diff_io *diff_io;
+
+	diff_io = diff_io_new(is_write, is_nowait);
+	if (unlikely(!diff_io))
+		return NULL;
+
+	diff_io->is_sync_io = false;
+	INIT_WORK(&diff_io->notify.async.work, diff_io_notify_cb);
+	diff_io->notify.async.ctx = ctx;
+	diff_io->notify.async.notify_cb = notify_cb;
+	return diff_io;
+}
+
+/*
+ * Build one bio for the part of the region that starts at @offset sectors,
+ * as large as one bio can carry.
+ */
+static struct bio *diff_io_bio_new(struct diff_io *diff_io,
+				   struct diff_region *diff_region,
+				   struct diff_buffer *diff_buffer,
+				   sector_t offset, gfp_t gfp)
+{
+	sector_t left = diff_region->count - offset;
+	size_t page_inx = offset / SECTORS_IN_PAGE;
+	unsigned short nr_vecs;
+	struct bio *bio;
+
+	nr_vecs = min_t(sector_t, BIO_MAX_VECS,
+			DIV_ROUND_UP(left, SECTORS_IN_PAGE));
+	bio = bio_alloc_bioset(diff_region->bdev, nr_vecs,
+			       diff_io->is_write ? REQ_OP_WRITE : REQ_OP_READ,
+			       gfp, &diff_io_bioset);
+	if (unlikely(!bio))
+		return NULL;
+
+	bio_set_flag(bio, BIO_FILTERED);
+	bio->bi_end_io = diff_io_endio;
+	bio->bi_private = diff_io;
+	bio->bi_iter.bi_sector = diff_region->sector + offset;
+
+	while (left && nr_vecs--) {
+		unsigned int len = min_t(sector_t, left, SECTORS_IN_PAGE)
+				   << SECTOR_SHIFT;
+
+		if (bio_add_page(bio, diff_buffer->pages[page_inx], len, 0) !=
+		    len) {
+			bio_put(bio);
+			return NULL;
+		}
+		left -= len >> SECTOR_SHIFT;
+		page_inx++;
+	}
+	return bio;
+}
+
+static void diff_io_submit_list(struct diff_io *diff_io,
+				struct bio_list *bios)
+{
+	struct bio *bio;
+
+	while ((bio = bio_list_pop(bios))) {
+		atomic_inc(&diff_io->bio_count);
+		submit_bio_noacct(bio);
+	}
+}
+
+/**
+ * diff_io_do() - Read or write a region through a diff buffer.
+ * @diff_io:
+ *	The operation, from diff_io_new_sync() or diff_io_new_async().
+ * @diff_region:
+ *	Where on disk. Its sectors map onto the buffer from its first page.
+ * @diff_buffer:
+ *	The memory.
+ * @is_nowait:
+ *	The caller must not sleep.
+ *
+ * A region is split into as many bios as it takes. Without @is_nowait the
+ * bios are allocated and submitted one at a time, as a mempool-backed
+ * bio_set requires. With @is_nowait every bio is allocated before any is
+ * submitted, so that a failed allocation leaves nothing in flight.
+ *
+ * Return: 0 if the I/O was started (and, for a sync diff_io, finished: its
+ * result is in &diff_io.error), or -EAGAIN, -ENOMEM, -EINVAL if nothing
+ * was submitted.
+ */
+int diff_io_do(struct diff_io *diff_io, struct diff_region *diff_region,
+	       struct diff_buffer *diff_buffer, const bool is_nowait)
+{
+	gfp_t gfp = is_nowait ? (GFP_NOIO | GFP_NOWAIT) : GFP_NOIO;
+	struct bio_list bios;
+	sector_t offset = 0;
+	struct bio *bio;
+
+	if (unlikely(!diff_region->count ||
+		     diff_region->count > (diff_buffer->size >> SECTOR_SHIFT))) {
+		pr_err("Region of %llu sectors does not fit a buffer of %zu bytes\n",
+		       diff_region->count, diff_buffer->size);
+		return -EINVAL;
+	}
+
+	bio_list_init(&bios);
+	/* One reference for the submitter, so the end cannot come early. */
+	atomic_set(&diff_io->bio_count, 1);
+
+	while (offset < diff_region->count) {
+		bio = diff_io_bio_new(diff_io, diff_region, diff_buffer, offset,
+				      gfp);
+		if (unlikely(!bio))
+			goto fail;
+
+		offset += bio_sectors(bio);
+		bio_list_add(&bios, bio);
+		if (!is_nowait)
+			diff_io_submit_list(diff_io, &bios);
+	}
+	diff_io_submit_list(diff_io, &bios);
+
+	if (atomic_dec_and_test(&diff_io->bio_count))
+		diff_io_complete(diff_io);
+	if (diff_io->is_sync_io)
+		wait_for_completion_io(&diff_io->notify.sync.completion);
+	return 0;
+
+fail:
+	while ((bio = bio_list_pop(&bios)))
+		bio_put(bio);
+	if (offset == 0 || is_nowait) {
+		/* Nothing is in flight. */
+		return is_nowait ? -EAGAIN : -ENOMEM;
+	}
+	/*
+	 * A blocking bio_set allocation does not fail; should it ever, the
+	 * bios already submitted complete the diff_io with an error.
+	 */
+	WRITE_ONCE(diff_io->error, -ENOMEM);
+	if (atomic_dec_and_test(&diff_io->bio_count))
+		diff_io_complete(diff_io);
+	if (diff_io->is_sync_io)
+		wait_for_completion_io(&diff_io->notify.sync.completion);
+	return 0;
+}

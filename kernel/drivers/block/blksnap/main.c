@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/blkdev.h>
+#include <linux/log2.h>
+#include "version.h"
+#include "params.h"
+#include "ctrl.h"
+#include "tracker.h"
+#include "snapimage.h"
+#include "snapshot.h"
+#include "diff_io.h"
+
+/*
+ * The power of 2 for the minimum tracking block size: 64 KiB by default.
+ * A larger device gets a larger tracking block, so that the change tracking
+ * table holds at most tracking_block_maximum_count bytes.
+ */
+int tracking_block_minimum_shift = 16;
+int tracking_block_maximum_count = 2097152;
+
+/*
+ * The power of 2 for the minimum chunk size: 256 KiB by default. A chunk is
+ * the unit copied to the difference storage. A larger device gets larger
+ * chunks, so that there are at most chunk_maximum_count of them.
+ */
+int chunk_minimum_shift = 18;
+int chunk_maximum_count = 2097152;
+
+/* How many chunks may keep their data in memory, per cache. */
+int chunk_maximum_in_cache = 32;
+
+/* How many chunk-sized buffers each device keeps for reuse. */
+int free_diff_buffer_pool_size = 128;
+
+/*
+ * When less than this many sectors (1 GiB by default) are left free in the
+ * difference storage, user space is asked for more with a low free space
+ * event asking for this many sectors.
+ */
+int diff_storage_minimum = 2097152;
+
+module_param_named(tracking_block_minimum_shift, tracking_block_minimum_shift,
+		   int, 0444);
+MODULE_PARM_DESC(tracking_block_minimum_shift,
+		 "The power of 2 for the minimum tracking block size (12..30, default 16)");
+module_param_named(tracking_block_maximum_count, tracking_block_maximum_count,
+		   int, 0444);
+MODULE_PARM_DESC(tracking_block_maximum_count,
+		 "The maximum number of tracking blocks per device (1024..67108864, default 2097152)");
+module_param_named(chunk_minimum_shift, chunk_minimum_shift, int, 0444);
+MODULE_PARM_DESC(chunk_minimum_shift,
+		 "The power of 2 for the minimum chunk size (12..26, default 18)");
+module_param_named(chunk_maximum_count, chunk_maximum_count, int, 0444);
+MODULE_PARM_DESC(chunk_maximum_count,
+		 "The maximum number of chunks per device (1024..67108864, default 2097152)");
+module_param_named(chunk_maximum_in_cache, chunk_maximum_in_cache, int, 0444);
+MODULE_PARM_DESC(chunk_maximum_in_cache,
+		 "The maximum number of chunks kept in memory per cache (1..65536, default 32)");
+module_param_named(free_diff_buffer_pool_size, free_diff_buffer_pool_size,
+		   int, 0444);
+MODULE_PARM_DESC(free_diff_buffer_pool_size,
+		 "The number of free chunk buffers kept per device (0..65536, default 128)");
+module_param_named(diff_storage_minimum, diff_storage_minimum, int, 0444);
+MODULE_PARM_DESC(diff_storage_minimum,
+		 "Free sectors in the difference storage below which more is requested (2048..1073741824, default 2097152)");
+
+struct param_bound {
+	const char *name;
+	int *value;
+	int min;
+	int max;
+};
+
+static const struct param_bound param_bounds[] = {
+	{ "tracking_block_minimum_shift", &tracking_block_minimum_shift, 12, 30 },
+	{ "tracking_block_maximum_count", &tracking_block_maximum_count,
+	  1024, 67108864 },
+	{ "chunk_minimum_shift", &chunk_minimum_shift, PAGE_SHIFT, 26 },
+	{ "chunk_maximum_count", &chunk_maximum_count, 1024, 67108864 },
+	{ "chunk_maximum_in_cache", &chunk_maximum_in_cache, 1, 65536 },
+	{ "free_diff_buffer_pool_size", &free_diff_buffer_pool_size, 0, 65536 },
+	{ "diff_storage_minimum", &diff_storage_minimum, 2048, 1073741824 },
+};
+
+static int check_params(void)
+{
+	const struct param_bound *p;
+
+	for (p = param_bounds; p < param_bounds + ARRAY_SIZE(param_bounds); p++) {
+		if (*p->value < p->min || *p->value > p->max) {
+			pr_err("Parameter %s=%d is out of range %d..%d\n",
+			       p->name, *p->value, p->min, p->max);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int __init blk_snap_init(void)
+{
+	int ret;
+
+	pr_info("Loading\n");
+	ret = check_params();
+	if (ret)
+		return ret;
+
+	ret = diff_io_init();
+	if (ret)
+		return ret;
+
+	ret = tracker_init();
+	if (ret)
+		goto fail_diff_io;
+
+	ret = snapimage_init();
+	if (ret)
+		goto fail_tracker;
+
+	ret = ctrl_init();
+	if (ret)
+		goto fail_snapimage;
+
+	return 0;
+
+fail_snapimage:
+	snapimage_done();
+fail_tracker:
+	tracker_done();
+fail_diff_io:
+	diff_io_done();
+	return ret;
+}
+
+static void __exit blk_snap_exit(void)
+{
+	pr_info("Unloading module\n");
+
+	ctrl_done();
+	snapshot_done();
+	snapimage_done();
+	tracker_done();
+	diff_io_done();
+
+	pr_info("Module was unloaded\n");
+}
+
+module_init(blk_snap_init);
+module_exit(blk_snap_exit);
+
+MODULE_DESCRIPTION("Block Device Snapshots Module");
+MODULE_VERSION(VERSION_STR);
+MODULE_AUTHOR("Veeam Software Group GmbH");
+MODULE_LICENSE("GPL");
