@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The event loop shared by `watch` and `snapshot` (watch_loop.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+
+#include "blksnap_ctl.h"
+#include "common.h"
+#include "devices.h"
+#include "json.h"
+#include "watch_loop.h"
+
+static volatile sig_atomic_t stop_requested;
+/* Per thread: a handler may only jump back into its own thread's wait. */
+static __thread volatile sig_atomic_t in_wait;
+static __thread sigjmp_buf wait_jump;
+
+/* Why a growth came out smaller than wanted; each is said only once. */
+enum cap_reason { CAP_NONE, CAP_LIMIT, CAP_MARGIN };
+
+struct watch {
+	struct storage *s;
+	const struct watch_opts *o;
+	bool said[3];		/* indexed by enum cap_reason */
+};
+
+void watch_loop_interrupt(void)
+{
+	stop_requested = 1;
+	if (in_wait) {
+		in_wait = 0;
+		siglongjmp(wait_jump, 1);
+	}
+}
+
+/*
+ * The kernel wait, breakable by watch_loop_interrupt() without a window:
+ * a request before in_wait is set is seen by the check after it, one
+ * after it jumps out of (or from just before) the ioctl.
+ */
+static int wait_event(struct watch *w, struct blk_snap_snapshot_event *ev)
+{
+	int ret;
+
+	if (sigsetjmp(wait_jump, 1))
+		return -EINTR;
+	in_wait = 1;
+	if (stop_requested) {
+		in_wait = 0;
+		return -EINTR;
+	}
+	ret = bsc_wait_event(w->s->ctl, &w->s->id, WATCH_TIMEOUT_MS, ev);
+	in_wait = 0;
+	return ret;
+}
+
+static void timestamp(char *buf, size_t len)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* Start a JSON event line with the fields every event has. */
+static void json_event(struct watch *w, struct json *j, const char *event)
+{
+	char text[BSC_UUID_LEN + 1];
+
+	json_start(j, w->o->log);
+	json_object_begin(j, NULL);
+	timestamp(text, sizeof(text));
+	json_string(j, "time", text);
+	json_string(j, "event", event);
+	bsc_uuid_format(&w->s->id, text);
+	json_string(j, "id", text);
+	json_string(j, "file", w->s->path);
+}
+
+static void json_end_event(struct json *j)
+{
+	json_object_end(j);
+	json_finish(j);
+}
+
+/* A text log line: "<time> <file>: <message>". */
+static void log_text(struct watch *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void log_text(struct watch *w, const char *fmt, ...)
+{
+	char when[32];
+	va_list ap;
+
+	timestamp(when, sizeof(when));
+	flockfile(w->o->log);
+	fprintf(w->o->log, "%s %s: ", when, w->s->path);
+	va_start(ap, fmt);
+	vfprintf(w->o->log, fmt, ap);
+	va_end(ap);
+	fputc('\n', w->o->log);
+	fflush(w->o->log);
+	funlockfile(w->o->log);
+}
+
+/* Bytes the file may still grow by, and which bound decides it. */
+static uint64_t room(struct watch *w, uint64_t size, enum cap_reason *why)
+{
+	uint64_t by_limit = UINT64_MAX, by_fs = 0, avail, margin;
+	struct statvfs sv;
+
+	if (w->o->limit)
+		by_limit = w->o->limit > size ? w->o->limit - size : 0;
+	if (fstatvfs(sf_fd(w->s->f), &sv) == 0) {
+		avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+		margin = (uint64_t)sv.f_blocks * sv.f_frsize / 100 *
+			 WATCH_MARGIN_PERCENT;
+		if (margin > WATCH_MARGIN_MAX)
+			margin = WATCH_MARGIN_MAX;
+		by_fs = avail > margin ? avail - margin : 0;
+	}
+	*why = by_limit <= by_fs ? CAP_LIMIT : CAP_MARGIN;
+	return by_limit <= by_fs ? by_limit : by_fs;
+}
+
+/* Say once that growth stops (or shrinks) because of @why. */
+static void say_capped(struct watch *w, enum cap_reason why, uint64_t size)
+{
+	struct json j;
+
+	if (w->said[why])
+		return;
+	w->said[why] = true;
+	if (why == CAP_LIMIT)
+		report(w->s->path, "--limit %" PRIu64 " bytes reached (size %"
+		       PRIu64 "): not growing past it, still watching",
+		       w->o->limit, size);
+	else
+		report(w->s->path, "filesystem free-space margin reached (keeps "
+		       "min(%u%%, 256 MiB) free; size %" PRIu64 "): not growing "
+		       "further, still watching", WATCH_MARGIN_PERCENT, size);
+	if (w->o->json) {
+		json_event(w, &j, "limit_reached");
+		json_string(&j, "reason", why == CAP_LIMIT ? "limit" : "margin");
+		json_u64(&j, "size", size);
+		json_end_event(&j);
+	}
+}
+
+static void log_growth(struct watch *w, uint64_t requested,
+		       const struct growth *g)
+{
+	struct json j;
+
+	if (!w->o->json) {
+		log_text(w, "grown to %" PRIu64 " bytes: requested %" PRIu64
+			 " sectors, given %" PRIu64 " sectors%s", g->new_size,
+			 requested, g->given_sectors,
+			 g->take_checked && g->withheld_sectors ?
+			 " (some withheld: in use at take time)" : "");
+		return;
+	}
+	json_event(w, &j, "grown");
+	json_u64(&j, "size", g->new_size);
+	json_u64(&j, "grown_bytes", g->new_size - g->old_size);
+	json_u64(&j, "requested_sectors", requested);
+	json_u64(&j, "given_sectors", g->given_sectors);
+	json_u64(&j, "withheld_sectors", g->withheld_sectors);
+	json_end_event(&j);
+}
+
+static void log_grow_failure(struct watch *w, const char *why)
+{
+	struct json j;
+
+	report(w->s->path, "cannot grow: %s (still watching)", why);
+	if (w->o->json) {
+		json_event(w, &j, "grow_failed");
+		json_string(&j, "error", why);
+		json_end_event(&j);
+	}
+}
+
+/* Low free space: grow by max(requested, step) within limit and margin. */
+static int on_low_space(struct watch *w, uint64_t requested_sectors)
+{
+	uint64_t want, can, size = 0, align = sf_align(w->s->f);
+	enum cap_reason why;
+	char text[WHY_LEN];
+	struct growth g;
+	int ret;
+
+	want = requested_sectors << SF_SECTOR_SHIFT;
+	if (want < w->o->step)
+		want = w->o->step;
+	sf_size(w->s->f, &size);
+	can = room(w, size, &why);
+	if (can < want)
+		say_capped(w, why, size);
+	want = (can < want ? can : want) / align * align;
+	if (!want)
+		return 0;
+	ret = storage_grow(w->s, want, &g, text);
+	if (ret == -ESRCH)
+		return ret;
+	if (ret)
+		log_grow_failure(w, text);
+	else
+		log_growth(w, requested_sectors, &g);
+	return 0;
+}
+
+static int on_corrupted(struct watch *w, const struct blk_snap_event_corrupted *c)
+{
+	char dev[64], uuid[BSC_UUID_LEN + 1];
+	int err = c->err_code < 0 ? -c->err_code : c->err_code;
+	struct json j;
+
+	device_name(bsc_dev_t(c->orig_dev_id), dev, sizeof(dev));
+	bsc_uuid_format(&w->s->id, uuid);
+	report(uuid, "snapshot corrupted: device %s: error %d (%s)", dev,
+	       c->err_code, strerror(err));
+	if (w->o->json) {
+		json_event(w, &j, "corrupted");
+		json_string(&j, "device", dev);
+		device_number(bsc_dev_t(c->orig_dev_id), dev, sizeof(dev));
+		json_string(&j, "device_dev", dev);
+		json_i64(&j, "error", c->err_code);
+		json_string(&j, "message", strerror(err));
+		json_end_event(&j);
+	}
+	return EXIT_CORRUPTED;
+}
+
+/* Start, destroyed, stopped: the lifecycle lines scripts wait for. */
+static void log_state(struct watch *w, const char *event, const char *text)
+{
+	struct json j;
+	uint64_t size = 0;
+
+	if (!w->o->json) {
+		log_text(w, "%s", text);
+		return;
+	}
+	sf_size(w->s->f, &size);
+	json_event(w, &j, event);
+	json_u64(&j, "size", size);
+	json_end_event(&j);
+}
+
+/* One event; -1 to go on watching, else the exit code. */
+static int dispatch(struct watch *w, struct blk_snap_snapshot_event *ev)
+{
+	struct blk_snap_event_low_free_space low;
+	struct blk_snap_event_corrupted corrupted;
+
+	switch (ev->code) {
+	case blk_snap_event_code_low_free_space:
+		memcpy(&low, ev->data, sizeof(low));
+		if (on_low_space(w, low.requested_nr_sect) == -ESRCH) {
+			log_state(w, "destroyed", "snapshot destroyed, watch ends");
+			return EXIT_OK;
+		}
+		return -1;
+	case blk_snap_event_code_corrupted:
+		memcpy(&corrupted, ev->data, sizeof(corrupted));
+		return on_corrupted(w, &corrupted);
+	}
+	log_text(w, "ignoring unknown event code %u", ev->code);
+	return -1;
+}
+
+int watch_loop(struct storage *s, const struct watch_opts *o)
+{
+	struct watch w = { .s = s, .o = o };
+	struct blk_snap_snapshot_event ev;
+	int ret, status = -1;
+
+	log_state(&w, "started", "watching");
+	while (status < 0) {
+		ret = wait_event(&w, &ev);
+		if (ret == 0) {
+			status = dispatch(&w, &ev);
+		} else if (ret == -ESRCH) {
+			log_state(&w, "destroyed", "snapshot destroyed, watch ends");
+			status = EXIT_OK;
+		} else if (ret == -EINTR && stop_requested) {
+			log_state(&w, "stopped", "stopped by signal, watch ends");
+			status = EXIT_OK;
+		} else if (ret != -ENOENT && ret != -EINTR) {
+			status = fail("waiting for events", ret);
+		}
+	}
+	return status;
+}
