@@ -16,15 +16,14 @@ CLI_LDFLAGS := $(if $(filter 1,$(STATIC)),-static)
 # Relink when the link flags change (STATIC=0 <-> 1).
 CLI_LINK_STAMP := $(BUILD)/obj/cli/link-flags
 
-.PHONY: cli install cli-test cli-link-stamp
+.PHONY: cli install cli-test cli-force
 cli: $(CLI_BIN) ## build the blksnap-storage command
 
-cli-link-stamp:
-	@mkdir -p $(dir $(CLI_LINK_STAMP))
-	@echo '$(CC) $(CLI_LDFLAGS) $(LDFLAGS)' | cmp -s - $(CLI_LINK_STAMP) || \
-		echo '$(CC) $(CLI_LDFLAGS) $(LDFLAGS)' > $(CLI_LINK_STAMP)
-
-$(CLI_LINK_STAMP): cli-link-stamp
+# Rewritten only when the flags differ, so its mtime says when they changed.
+$(CLI_LINK_STAMP): cli-force
+	@mkdir -p $(@D)
+	@echo '$(CC) $(CLI_LDFLAGS) $(LDFLAGS)' | cmp -s - $@ || \
+		echo '$(CC) $(CLI_LDFLAGS) $(LDFLAGS)' > $@
 
 $(CLI_BIN): $(CLI_OBJS) $(BUILD)/libstoragefile.a $(CLI_LINK_STAMP)
 	$(CC) $(CFLAGS) $(LDFLAGS) $(CLI_LDFLAGS) -o $@ $(CLI_OBJS) $(CLI_LIBS)

@@ -187,8 +187,8 @@ static int release_files(const struct blk_snap_uuid *id)
 		}
 	}
 	state_free_files(files, count);
-	ret = state_forget(id);
-	if (ret && status == EXIT_OK)
+	/* Keep the record of files still pinned: 'destroy' again retries. */
+	if (status == EXIT_OK && (ret = state_forget(id)))
 		status = fail(state_dir(), ret);
 	return status;
 }

@@ -191,6 +191,12 @@ static int export_images(struct run *r, const dev_t *devs)
 			if (bsc_dev_t(img[k].orig_dev_id) == devs[i])
 				image_path(bsc_dev_t(img[k].image_dev_id), path,
 					   sizeof(path));
+		if (!path[0]) {
+			report(r->devices[i], "the snapshot lists no image for it");
+			free(all);
+			free(img);
+			return EXIT_RUNTIME;
+		}
 		snprintf(name, sizeof(name), "BLKSNAP_IMAGE_%d", i);
 		setenv(name, path, 1);
 		snprintf(name, sizeof(name), "BLKSNAP_DEVICE_%d", i);

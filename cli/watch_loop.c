@@ -292,7 +292,7 @@ int watch_loop(struct storage *s, const struct watch_opts *o)
 			log_state(&w, "destroyed", "snapshot destroyed, watch ends");
 			status = EXIT_OK;
 		} else if (ret == -EINTR && stop_requested) {
-			log_state(&w, "stopped", "stopped by signal, watch ends");
+			log_state(&w, "stopped", "stop requested, watch ends");
 			status = EXIT_OK;
 		} else if (ret != -ENOENT && ret != -EINTR) {
 			status = fail("waiting for events", ret);
