@@ -224,6 +224,25 @@ int cmd_destroy(int argc, char **argv)
 
 /* ------------------------------------------------------------------ */
 
+/* The images of a snapshot; an untaken one has none (count 0). */
+static int snapshot_images(int ctl, const struct blk_snap_uuid *id,
+			   struct blk_snap_image_info **img,
+			   unsigned int *count, bool *taken)
+{
+	int ret = bsc_collect_images(ctl, id, img, count);
+
+	*taken = false;
+	if (ret == -ENODEV) {
+		*img = NULL;
+		*count = 0;
+		return 0;
+	}
+	for (unsigned int i = 0; !ret && i < *count; i++)
+		if (bsc_dev_t((*img)[i].image_dev_id))
+			*taken = true;
+	return ret;
+}
+
 static const char images_help[] =
 	"Usage:\n"
 	" blksnap-storage images [options] ID\n"
@@ -265,8 +284,13 @@ static void print_images(const struct blk_snap_image_info *img,
 	char orig[DEVICE_TEXT_LEN], image[DEVICE_TEXT_LEN];
 
 	for (unsigned int i = 0; i < count; i++) {
+		dev_t dev = bsc_dev_t(img[i].image_dev_id);
+
 		device_name(bsc_dev_t(img[i].orig_dev_id), orig, sizeof(orig));
-		image_path(bsc_dev_t(img[i].image_dev_id), image, sizeof(image));
+		if (dev)
+			image_path(dev, image, sizeof(image));
+		else
+			snprintf(image, sizeof(image), "-");
 		printf("%s %s\n", orig, image);
 	}
 }
@@ -277,7 +301,7 @@ int cmd_images(int argc, char **argv)
 	struct blk_snap_image_info *img;
 	struct blk_snap_uuid id;
 	unsigned int count;
-	bool json = false;
+	bool json = false, taken;
 	struct json j;
 	int ret, ctl;
 
@@ -289,10 +313,11 @@ int cmd_images(int argc, char **argv)
 	ctl = open_ctl();
 	if (ctl < 0)
 		return EXIT_RUNTIME;
-	ret = bsc_collect_images(ctl, &id, &img, &count);
+	ret = snapshot_images(ctl, &id, &img, &count, &taken);
 	close(ctl);
 	bsc_uuid_format(&id, text);
-	if (ret == -ENODEV) {
+	if (!ret && !taken) {
+		free(img);
 		report(text, "not taken yet (no images)");
 		return EXIT_RUNTIME;
 	}
@@ -324,25 +349,6 @@ static const char list_help[] =
 	"Options:\n"
 	"     --json  one JSON object (see blksnap-storage(8))\n"
 	" -h, --help  display this help\n";
-
-/* The images of a snapshot; an untaken one has none (count 0). */
-static int snapshot_images(int ctl, const struct blk_snap_uuid *id,
-			   struct blk_snap_image_info **img,
-			   unsigned int *count, bool *taken)
-{
-	int ret = bsc_collect_images(ctl, id, img, count);
-
-	*taken = false;
-	if (ret == -ENODEV) {
-		*img = NULL;
-		*count = 0;
-		return 0;
-	}
-	for (unsigned int i = 0; !ret && i < *count; i++)
-		if (bsc_dev_t((*img)[i].image_dev_id))
-			*taken = true;
-	return ret;
-}
 
 static void list_one(struct json *j, int ctl, const struct blk_snap_uuid *id)
 {

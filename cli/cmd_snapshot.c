@@ -188,7 +188,8 @@ static int export_images(struct run *r, const dev_t *devs)
 	for (int i = 0; all && i < r->ndevices; i++) {
 		path[0] = '\0';
 		for (unsigned int k = 0; k < count; k++)
-			if (bsc_dev_t(img[k].orig_dev_id) == devs[i])
+			if (bsc_dev_t(img[k].orig_dev_id) == devs[i] &&
+			    bsc_dev_t(img[k].image_dev_id))
 				image_path(bsc_dev_t(img[k].image_dev_id), path,
 					   sizeof(path));
 		if (!path[0]) {
