@@ -1,0 +1,26 @@
+# VM tests: the built kernel in QEMU with the initramfs from vmtests/.
+#   make vmtest [TESTS="name ..."] [DEBUG=1] [VM_ACCEL=kvm]
+
+VM_PKGS     := qemu-system-x86 busybox-static e2fsprogs xfsprogs fio dmsetup \
+               cpio util-linux
+VM_OUT      ?= $(BUILD)/vm$(if $(filter 1,$(DEBUG)),-debug)
+BSCTL       := $(BUILD)/bsctl
+INITRAMFS   := $(VM_OUT)/initramfs.cpio.gz
+VM_INPUTS   := $(wildcard vmtests/tests/*.sh) vmtests/guest/init \
+               vmtests/mkinitramfs.sh $(wildcard vmtests/demo.sh)
+
+.PHONY: vmtest vm-deps
+vm-deps:
+	@scripts/need-packages.sh $(VM_PKGS)
+
+$(BSCTL): vmtests/tools/bsctl.c vmtests/tools/fuzz.c kernel/include/uapi/linux/blksnap.h
+	@mkdir -p $(dir $@)
+	$(CC) -static -O2 -Wall -Wextra -Ikernel/include/uapi -o $@ vmtests/tools/bsctl.c vmtests/tools/fuzz.c
+
+$(INITRAMFS): $(BLKSNAP_KO) $(CLI_BIN) $(BSCTL) $(VM_INPUTS) | vm-deps
+	@mkdir -p $(dir $@)
+	@echo "  INITRD  $@"
+	@vmtests/mkinitramfs.sh $@ $(BLKSNAP_KO) $(CLI_BIN) $(BSCTL)
+
+vmtest: $(if $(filter 1,$(VM_SKIP_KERNEL)),,kernel) cli $(INITRAMFS) ## run the VM tests in QEMU (TESTS="a b" to pick, DEBUG=1 for the debug kernel)
+	@vmtests/run.sh $(BZIMAGE) $(INITRAMFS) $(VM_OUT) $(TESTS)

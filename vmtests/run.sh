@@ -1,0 +1,132 @@
+#!/bin/bash
+# Host side of the VM harness: boot the test kernel in QEMU, run the test
+# scripts inside, and print one line per test and a closing
+# "N passed, N failed" line. Exit status 1 if any test failed.
+#
+# usage: run.sh BZIMAGE INITRAMFS OUTDIR [TEST...]
+# env:   VM_ACCEL=kvm to use KVM (TCG by default: KVM guests hang here),
+#        VM_MEM (MiB, default 2048), VM_CPUS (default 2)
+set -uo pipefail
+
+bzimage=$1 initramfs=$2 outdir=$3
+shift 3
+here=$(cd "$(dirname "$0")" && pwd)
+tests=("$@")
+if [ ${#tests[@]} -eq 0 ]; then
+	for f in "$here"/tests/*.sh; do
+		n=$(basename "$f" .sh)
+		[ "$n" = common ] || tests+=("$n")
+	done
+fi
+
+bad_pattern='BUG:|WARNING:|Oops|KASAN|UBSAN|possible circular|possible recursive|inconsistent lock|blocked for more than|kmemleak:.*new suspected|general protection|Kernel panic'
+mkdir -p "$outdir"
+passed=0 failed=0
+declare -A verdict
+
+test_timeout() {
+	local t
+	t=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "$here/tests/$1.sh" | head -n 1)
+	echo "${t:-300}"
+}
+
+make_disks() {
+	local d=$outdir/disks
+	rm -rf "$d" && mkdir -p "$d"
+	truncate -s 1G "$d/vdb.img"
+	truncate -s 1G "$d/vdc.img"
+	truncate -s 2G "$d/vdd.img"
+	truncate -s 64G "$d/vde.img"
+}
+
+# boot NAME TESTS...: one guest run; the results land in $outdir/NAME.*
+boot() {
+	local name=$1 budget=60 t accel
+	shift
+	for t in "$@"; do budget=$((budget + $(test_timeout "$t") + 30)); done
+	make_disks
+	: > "$outdir/$name.results"
+	accel=${VM_ACCEL:-tcg}
+	timeout -s KILL "$budget" qemu-system-x86_64 \
+		-accel "$accel" -m "${VM_MEM:-2048}" -smp "${VM_CPUS:-2}" \
+		-display none -monitor none -no-reboot \
+		-kernel "$bzimage" -initrd "$initramfs" \
+		-append "console=ttyS0 panic=-1 oops=panic loglevel=6 blksnap.tests=$(IFS=,; echo "$*")" \
+		-serial "file:$outdir/$name.console" \
+		-device virtio-serial-pci \
+		-chardev "file,id=results,path=$outdir/$name.results" \
+		-device virtserialport,chardev=results,name=results \
+		-drive "file=$outdir/disks/vdb.img,if=virtio,format=raw,cache=unsafe" \
+		-drive "file=$outdir/disks/vdc.img,if=virtio,format=raw,cache=unsafe" \
+		-drive "file=$outdir/disks/vdd.img,if=virtio,format=raw,cache=unsafe" \
+		-drive "file=$outdir/disks/vde.img,if=virtio,format=raw,cache=unsafe" \
+		> "$outdir/$name.qemu" 2>&1
+	return $?
+}
+
+# Kernel complaints printed on the console while TEST ran.
+console_bad() {
+	awk -v t="$2" '
+		$0 ~ "@@@ START " t "$" { on = 1; next }
+		$0 ~ "@@@ END " t "$" { on = 0 }
+		on' "$1" | grep -E "$bad_pattern" | head -n 1 | sed 's/^\[[ 0-9.]*\] //'
+}
+
+record() {
+	local t=$1 v=$2
+	verdict[$t]=$v
+	if [ "$v" = PASS ]; then
+		echo "PASS $t"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $t: ${v#FAIL }"
+		failed=$((failed + 1))
+	fi
+}
+
+remaining=("${tests[@]}")
+run_no=0
+while [ ${#remaining[@]} -gt 0 ]; do
+	run_no=$((run_no + 1))
+	name=run$run_no
+	boot "$name" "${remaining[@]}"
+	qrc=$?
+	res=$outdir/$name.results
+	con=$outdir/$name.console
+	current=
+	next=()
+	for t in "${remaining[@]}"; do
+		line=$(grep -a "^RESULT $t " "$res" | tail -n 1)
+		if [ -n "$line" ]; then
+			v=${line#RESULT $t }
+			bad=$(console_bad "$con" "$t")
+			if [ "$v" = PASS ] && [ -n "$bad" ]; then
+				v="FAIL kernel reported: $bad"
+			fi
+			grep -a "^LOG $t " "$res" | sed "s/^LOG $t /    | /"
+			record "$t" "$v"
+		elif [ -z "$current" ] && grep -aq "^START $t\$" "$res"; then
+			current=$t
+		elif [ -z "$current" ] && ! grep -aq "^BOOTED" "$res"; then
+			current=$t
+		else
+			next+=("$t")
+		fi
+	done
+	if [ -n "$current" ]; then
+		# The guest stopped while this test ran: it died or hung.
+		why=$(grep -aE 'Kernel panic|BUG:|Oops|general protection' "$con" | head -n 1 | sed 's/^\[[ 0-9.]*\] //')
+		if [ $qrc -eq 137 ]; then
+			why="guest stopped answering (killed after timeout)${why:+; console: $why}"
+		elif ! grep -aq "^BOOTED" "$res"; then
+			why="guest did not boot (qemu exit $qrc)${why:+: $why}; see $con"
+		else
+			why="guest died${why:+: $why}; see $con"
+		fi
+		record "$current" "FAIL $why"
+	fi
+	remaining=("${next[@]}")
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

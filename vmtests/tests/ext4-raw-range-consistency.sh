@@ -1,0 +1,34 @@
+# A snapshot of an ext4 origin with difference storage given as a sector
+# range on a second disk: the origin is rewritten with random data while
+# the snapshot is held; the image's sha256 equals the origin's sha256 taken
+# just before take, and the origin holds exactly what was written.
+# timeout: 300
+. /tests/common.sh
+
+orig=/dev/vdb
+store=/dev/vdd
+load_module
+mkfs_of ext4 $orig
+mkdir -p /mnt/o && run mount $orig /mnt/o
+fill_tree /mnt/o/data 1 40
+run umount /mnt/o
+
+id=$(bsok create "$(devnum $orig)")
+bsok append "$id" "$(devnum $store)" 0:2097152 > /dev/null
+before=$(sha $orig)
+bsok take "$id" > /dev/null
+img=$(image_of "$id" $orig)
+[ -b "$img" ] || fail "$img is not a block device"
+
+# Rewrite the whole origin with random data, then read the image.
+gen 7 $(($(sectors $orig) * 512)) | dd of=$orig bs=1M conv=fsync 2>/dev/null
+after_expected=$(gen 7 $(($(sectors $orig) * 512)) | sha256sum | cut -d' ' -f1)
+[ "$(sha $orig)" = "$after_expected" ] || fail "origin does not hold what was written"
+[ "$(sha "$img")" = "$before" ] || fail "image differs from the origin at take time"
+
+mkdir -p /mnt/i && run mount -o ro,noload "$img" /mnt/i
+run umount /mnt/i
+bsok destroy "$id" > /dev/null
+[ -e "$img" ] && fail "$img still exists after destroy"
+unload_module
+exit 0

@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bsctl: raw access to every blksnap ioctl, for the VM tests.
+ *
+ * Unlike blksnap-storage it passes its arguments to the kernel as they are
+ * (unaligned ranges, zero counts, NULL or wild pointers), so that the tests
+ * can check how the kernel answers bad input. It prints "OK ..." with the
+ * results, or "ERR <errno name>" and exits 1.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include <linux/blksnap.h>
+
+static int ctl_fd = -1;
+
+static const char *errname(int e)
+{
+	switch (e) {
+	case EPERM: return "EPERM";
+	case ENOENT: return "ENOENT";
+	case ESRCH: return "ESRCH";
+	case EINTR: return "EINTR";
+	case EIO: return "EIO";
+	case ENXIO: return "ENXIO";
+	case E2BIG: return "E2BIG";
+	case EAGAIN: return "EAGAIN";
+	case ENOMEM: return "ENOMEM";
+	case EFAULT: return "EFAULT";
+	case EBUSY: return "EBUSY";
+	case ENODEV: return "ENODEV";
+	case EINVAL: return "EINVAL";
+	case ENOTTY: return "ENOTTY";
+	case ENOSPC: return "ENOSPC";
+	case ENODATA: return "ENODATA";
+	case ENOBUFS: return "ENOBUFS";
+	case EALREADY: return "EALREADY";
+	case ETIMEDOUT: return "ETIMEDOUT";
+	default: return "E?";
+	}
+}
+
+static int ioctl_or_report(unsigned long cmd, void *arg)
+{
+	int ret = ioctl(ctl_fd, cmd, arg);
+
+	if (ret < 0) {
+		printf("ERR %s\n", errname(errno));
+		exit(1);
+	}
+	return ret;
+}
+
+static void parse_dev(const char *s, struct blk_snap_dev *dev)
+{
+	if (sscanf(s, "%u:%u", &dev->mj, &dev->mn) != 2) {
+		fprintf(stderr, "bad device %s (want MAJ:MIN)\n", s);
+		exit(2);
+	}
+}
+
+static void parse_range(const char *s, struct blk_snap_block_range *r)
+{
+	if (sscanf(s, "%llu:%llu", &r->sector_offset,
+		   &r->sector_count) != 2) {
+		fprintf(stderr, "bad range %s (want START:COUNT)\n", s);
+		exit(2);
+	}
+}
+
+static void parse_id(const char *s, struct blk_snap_uuid *id)
+{
+	for (int i = 0; i < 16; i++) {
+		while (*s == '-')
+			s++;
+		if (sscanf(s, "%2hhx", &id->b[i]) != 1) {
+			fprintf(stderr, "bad id\n");
+			exit(2);
+		}
+		s += 2;
+	}
+}
+
+static void print_id(const struct blk_snap_uuid *id)
+{
+	for (int i = 0; i < 16; i++)
+		printf("%02x%s", id->b[i],
+		       (i == 3 || i == 5 || i == 7 || i == 9) ? "-" : "");
+}
+
+/* "NULL" and "WILD" stand for a NULL and an unmapped pointer. */
+static void *ptr_arg(const char *s, void *real)
+{
+	if (s && !strcmp(s, "NULL"))
+		return NULL;
+	if (s && !strcmp(s, "WILD"))
+		return (void *)0xdead000000000000ULL;
+	return real;
+}
+
+static int cmd_version(void)
+{
+	struct blk_snap_version v;
+
+	ioctl_or_report(IOCTL_BLK_SNAP_VERSION, &v);
+	printf("OK %u.%u.%u.%u\n", v.major, v.minor, v.revision, v.build);
+	return 0;
+}
+
+static int cmd_create(int argc, char **argv)
+{
+	struct blk_snap_snapshot_create arg = { .count = argc };
+	struct blk_snap_dev devs[256];
+
+	for (int i = 0; i < argc && i < 256; i++)
+		parse_dev(argv[i], &devs[i]);
+	arg.dev_id_array = devs;
+	ioctl_or_report(IOCTL_BLK_SNAP_SNAPSHOT_CREATE, &arg);
+	printf("OK ");
+	print_id(&arg.id);
+	printf("\n");
+	return 0;
+}
+
+static int cmd_append(int argc, char **argv)
+{
+	struct blk_snap_snapshot_append_storage arg = { 0 };
+	struct blk_snap_block_range *ranges;
+
+	if (argc < 2)
+		return 2;
+	parse_id(argv[0], &arg.id);
+	parse_dev(argv[1], &arg.dev_id);
+	arg.count = argc - 2;
+	ranges = calloc(arg.count + 1, sizeof(*ranges));
+	for (int i = 2; i < argc; i++)
+		parse_range(argv[i], &ranges[i - 2]);
+	arg.ranges = ranges;
+	ioctl_or_report(IOCTL_BLK_SNAP_SNAPSHOT_APPEND_STORAGE, &arg);
+	printf("OK\n");
+	return 0;
+}
+
+/* append-raw ID DEV COUNT PTR: a count that does not match the array. */
+static int cmd_append_raw(int argc, char **argv)
+{
+	struct blk_snap_snapshot_append_storage arg = { 0 };
+	static struct blk_snap_block_range one = { 0, 8 };
+
+	if (argc < 4)
+		return 2;
+	parse_id(argv[0], &arg.id);
+	parse_dev(argv[1], &arg.dev_id);
+	arg.count = strtoul(argv[2], NULL, 0);
+	arg.ranges = ptr_arg(argv[3], &one);
+	ioctl_or_report(IOCTL_BLK_SNAP_SNAPSHOT_APPEND_STORAGE, &arg);
+	printf("OK\n");
+	return 0;
+}
+
+static int cmd_id_only(unsigned long cmd, const char *id)
+{
+	struct blk_snap_uuid uuid;
+
+	parse_id(id, &uuid);
+	ioctl_or_report(cmd, &uuid);
+	printf("OK\n");
+	return 0;
+}
+
+static int cmd_collect(void)
+{
+	struct blk_snap_snapshot_collect arg = { 0 };
+	struct blk_snap_uuid ids[64];
+
+	ioctl_or_report(IOCTL_BLK_SNAP_SNAPSHOT_COLLECT, &arg);
+	printf("OK %u", arg.count);
+	arg.ids = ids;
+	arg.count = 64;
+	ioctl_or_report(IOCTL_BLK_SNAP_SNAPSHOT_COLLECT, &arg);
+	for (unsigned int i = 0; i < arg.count; i++) {
+		printf(" ");
+		print_id(&ids[i]);
+	}
+	printf("\n");
+	return 0;
+}
+
+/* collect-raw COUNT PTR */
+static int cmd_collect_raw(int argc, char **argv)
+{
+	struct blk_snap_snapshot_collect arg = { 0 };
+	static struct blk_snap_uuid ids[64];
+
+	if (argc < 2)
+		return 2;
+	arg.count = strtoul(argv[0], NULL, 0);
+	arg.ids = ptr_arg(argv[1], ids);
+	ioctl_or_report(IOCTL_BLK_SNAP_SNAPSHOT_COLLECT, &arg);
+	printf("OK %u\n", arg.count);
+	return 0;
+}
+
+static int cmd_images(const char *id)
+{
+	struct blk_snap_snapshot_collect_images arg = { 0 };
+	struct blk_snap_image_info info[256];
+
+	parse_id(id, &arg.id);
+	arg.count = 256;
+	arg.image_info_array = info;
+	ioctl_or_report(IOCTL_BLK_SNAP_SNAPSHOT_COLLECT_IMAGES, &arg);
+	printf("OK");
+	for (unsigned int i = 0; i < arg.count; i++)
+		printf(" %u:%u=%u:%u", info[i].orig_dev_id.mj,
+		       info[i].orig_dev_id.mn, info[i].image_dev_id.mj,
+		       info[i].image_dev_id.mn);
+	printf("\n");
+	return 0;
+}
+
+static int cmd_wait(const char *id, const char *timeout)
+{
+	static struct blk_snap_snapshot_event ev;
+
+	parse_id(id, &ev.id);
+	ev.timeout_ms = strtoul(timeout, NULL, 0);
+	ioctl_or_report(IOCTL_BLK_SNAP_SNAPSHOT_WAIT_EVENT, &ev);
+	if (ev.code == blk_snap_event_code_low_free_space) {
+		struct blk_snap_event_low_free_space *d = (void *)ev.data;
+
+		printf("OK low_free_space %" PRIu64 "\n",
+		       (uint64_t)d->requested_nr_sect);
+	} else if (ev.code == blk_snap_event_code_corrupted) {
+		struct blk_snap_event_corrupted *d = (void *)ev.data;
+
+		printf("OK corrupted %u:%u %d\n", d->orig_dev_id.mj,
+		       d->orig_dev_id.mn, d->err_code);
+	} else {
+		printf("OK code %u\n", ev.code);
+	}
+	return 0;
+}
+
+static int cmd_cbtinfo(void)
+{
+	struct blk_snap_tracker_collect arg = { 0 };
+	struct blk_snap_cbt_info info[64];
+
+	ioctl_or_report(IOCTL_BLK_SNAP_TRACKER_COLLECT, &arg);
+	arg.count = 64;
+	arg.cbt_info_array = info;
+	ioctl_or_report(IOCTL_BLK_SNAP_TRACKER_COLLECT, &arg);
+	printf("OK %u\n", arg.count);
+	for (unsigned int i = 0; i < arg.count; i++) {
+		printf("%u:%u blk_size=%u capacity=%llu blk_count=%u snap_number=%u gen=",
+		       info[i].dev_id.mj, info[i].dev_id.mn, info[i].blk_size,
+		       (unsigned long long)info[i].device_capacity,
+		       info[i].blk_count, info[i].snap_number);
+		print_id(&info[i].generation_id);
+		printf("\n");
+	}
+	return 0;
+}
+
+/* cbtread DEV OFFSET LENGTH [NULL|WILD]: prints the non-zero bytes. */
+static int cmd_cbtread(int argc, char **argv)
+{
+	struct blk_snap_tracker_read_cbt_bitmap arg = { 0 };
+	unsigned char *buf;
+	int n;
+
+	if (argc < 3)
+		return 2;
+	parse_dev(argv[0], &arg.dev_id);
+	arg.offset = strtoul(argv[1], NULL, 0);
+	arg.length = strtoul(argv[2], NULL, 0);
+	buf = calloc(1, arg.length + 1);
+	arg.buff = ptr_arg(argc > 3 ? argv[3] : NULL, buf);
+	n = ioctl_or_report(IOCTL_BLK_SNAP_TRACKER_READ_CBT_MAP, &arg);
+	printf("OK %d", n);
+	for (int i = 0; i < n; i++)
+		if (buf[i])
+			printf(" %u=%u", arg.offset + i, buf[i]);
+	printf("\n");
+	return 0;
+}
+
+static int cmd_markdirty(int argc, char **argv)
+{
+	struct blk_snap_tracker_mark_dirty_blocks arg = { 0 };
+	struct blk_snap_block_range *ranges;
+
+	if (argc < 1)
+		return 2;
+	parse_dev(argv[0], &arg.dev_id);
+	arg.count = argc - 1;
+	ranges = calloc(arg.count + 1, sizeof(*ranges));
+	for (int i = 1; i < argc; i++)
+		parse_range(argv[i], &ranges[i - 1]);
+	arg.dirty_blocks_array = ranges;
+	ioctl_or_report(IOCTL_BLK_SNAP_TRACKER_MARK_DIRTY_BLOCKS, &arg);
+	printf("OK\n");
+	return 0;
+}
+
+static int cmd_tracker_remove(const char *dev)
+{
+	struct blk_snap_tracker_remove arg;
+
+	parse_dev(dev, &arg.dev_id);
+	ioctl_or_report(IOCTL_BLK_SNAP_TRACKER_REMOVE, &arg);
+	printf("OK\n");
+	return 0;
+}
+
+/* raw NR PTR: an ioctl number of the 'V' type with any argument. */
+static int cmd_raw(int argc, char **argv)
+{
+	unsigned long cmd;
+
+	if (argc < 2)
+		return 2;
+	cmd = strtoul(argv[0], NULL, 0);
+	ioctl_or_report(cmd, ptr_arg(argv[1], NULL));
+	printf("OK\n");
+	return 0;
+}
+
+int fuzz_main(int argc, char **argv, int fd);
+
+/*
+ * gen SEED BYTES: reproducible pseudo-random data on stdout, so that a
+ * test can write the same data again to compare (xorshift64).
+ */
+static int cmd_gen(int argc, char **argv)
+{
+	static uint64_t block[8192];
+	uint64_t x, left;
+
+	if (argc < 2)
+		return 2;
+	x = strtoull(argv[0], NULL, 0) * 2654435761ULL + 88172645463325252ULL;
+	left = strtoull(argv[1], NULL, 0);
+	while (left) {
+		size_t n = left < sizeof(block) ? left : sizeof(block);
+
+		for (size_t i = 0; i < sizeof(block) / 8; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			block[i] = x;
+		}
+		if (fwrite(block, 1, n, stdout) != n)
+			return 1;
+		left -= n;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: bsctl COMMAND [ARGS]\n");
+		return 2;
+	}
+	cmd = argv[1];
+	if (!strcmp(cmd, "gen"))
+		return cmd_gen(argc - 2, argv + 2);
+	ctl_fd = open(BLK_SNAP_CTL, O_RDWR);
+	if (ctl_fd < 0) {
+		printf("ERR %s\n", errname(errno));
+		return 1;
+	}
+	argc -= 2;
+	argv += 2;
+	if (!strcmp(cmd, "version"))
+		return cmd_version();
+	if (!strcmp(cmd, "create"))
+		return cmd_create(argc, argv);
+	if (!strcmp(cmd, "append"))
+		return cmd_append(argc, argv);
+	if (!strcmp(cmd, "append-raw"))
+		return cmd_append_raw(argc, argv);
+	if (!strcmp(cmd, "take") && argc == 1)
+		return cmd_id_only(IOCTL_BLK_SNAP_SNAPSHOT_TAKE, argv[0]);
+	if (!strcmp(cmd, "destroy") && argc == 1)
+		return cmd_id_only(IOCTL_BLK_SNAP_SNAPSHOT_DESTROY, argv[0]);
+	if (!strcmp(cmd, "collect"))
+		return cmd_collect();
+	if (!strcmp(cmd, "collect-raw"))
+		return cmd_collect_raw(argc, argv);
+	if (!strcmp(cmd, "images") && argc == 1)
+		return cmd_images(argv[0]);
+	if (!strcmp(cmd, "wait") && argc == 2)
+		return cmd_wait(argv[0], argv[1]);
+	if (!strcmp(cmd, "cbtinfo"))
+		return cmd_cbtinfo();
+	if (!strcmp(cmd, "cbtread"))
+		return cmd_cbtread(argc, argv);
+	if (!strcmp(cmd, "markdirty"))
+		return cmd_markdirty(argc, argv);
+	if (!strcmp(cmd, "tracker-remove") && argc == 1)
+		return cmd_tracker_remove(argv[0]);
+	if (!strcmp(cmd, "raw"))
+		return cmd_raw(argc, argv);
+	if (!strcmp(cmd, "fuzz"))
+		return fuzz_main(argc, argv, ctl_fd);
+	fprintf(stderr, "bsctl: unknown command %s\n", cmd);
+	return 2;
+}
