@@ -4,6 +4,15 @@
 
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 BLKSNAP_KO=/lib/modules/blksnap.ko
+
+# busybox sh runs its own applets before anything on PATH: these must be
+# the real tools, which the initramfs carries in /usr/sbin.
+losetup() { /usr/sbin/losetup "$@"; }
+blockdev() { /usr/sbin/blockdev "$@"; }
+fallocate() { /usr/sbin/fallocate "$@"; }
+flock() { /usr/sbin/flock "$@"; }
+chattr() { /usr/sbin/chattr "$@"; }
+lsattr() { /usr/sbin/lsattr "$@"; }
 # What the kernel must never print during a test.
 KERNEL_BAD_PATTERN='BUG:|WARNING:|Oops|KASAN|UBSAN|possible circular|possible recursive|inconsistent lock|blocked for more than|kmemleak:.*new suspected|Call Trace|general protection'
 
@@ -149,4 +158,13 @@ guest_cleanup() {
 	rmmod blksnap 2>/dev/null
 	dmesg -c > /dev/null
 	sync
+}
+
+# make_loop SIZE_MIB -> /dev/loopN backed by a file in RAM (fast and small).
+make_loop() {
+	local f
+	mkdir -p /dev/shm/loops
+	f=$(mktemp /dev/shm/loops/disk.XXXXXX)
+	truncate -s "${1}M" "$f" || fail "cannot create $f"
+	losetup -f --show "$f" || fail "losetup $f failed"
 }

@@ -3,6 +3,7 @@
 #define _UAPI_LINUX_BLK_SNAP_H
 
 #include <linux/types.h>
+#include <linux/ioctl.h>
 
 #define BLK_SNAP_CTL "/dev/blksnap"
 #define BLK_SNAP_IMAGE_NAME "blksnap-image"
