@@ -67,3 +67,12 @@ endif
 
 .PHONY: FORCE
 FORCE:
+
+SERIES_OUT := $(BUILD)/series
+
+.PHONY: series series-check
+series: | kernel-deps ## write the kernel patch series (git format-patch) to build/series and checkpatch it
+	@scripts/make-series.sh $(KERNEL_TARBALL) $(BUILD)/series-tree $(SERIES_OUT)
+
+series-check: series ## apply build/series to a pristine tree with git am and build it
+	@scripts/check-series.sh $(KERNEL_TARBALL) $(SERIES_OUT) $(BUILD)/series-check $(CURDIR)/kernel/config/blksnap.config
