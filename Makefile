@@ -7,13 +7,16 @@ CFLAGS     ?= -O2 -g
 CFLAGS     += -Wall -Wextra -std=gnu11 -D_GNU_SOURCE
 CPPFLAGS   += -I$(CURDIR)/kernel/include/uapi -I$(CURDIR)/storagefile -I$(CURDIR)/cli
 
-.PHONY: all help
-all: cli
+.PHONY: all help check
+all: cli ## build the blksnap-storage command (the default)
 
 include mk/userland.mk
 -include mk/kernel.mk
 -include mk/vmtest.mk
 
-help:
+check: ## unit tests, CLI host tests and the VM tests (DEBUG=1: on the debug kernel)
+	@scripts/check.sh $(if $(DEBUG),DEBUG=$(DEBUG))
+
+help: ## list the targets
 	@echo "Targets:"
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-zA-Z_-]+):.*## (.*)/  \1\t\2/' | expand -t 20

@@ -1,0 +1,39 @@
+#!/bin/bash
+# make check: host unit tests, host CLI tests, then the VM tests; each
+# suite's own summary, then one closing line for the whole run.
+# Extra arguments are passed to every make call (e.g. DEBUG=1).
+set -uo pipefail
+
+passed=0 failed=0 status=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+suite() {
+	local target=$1 rc p f
+	shift
+	echo "===== make $target"
+	make --no-print-directory "$target" "$@" 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	# cmocka: "[  PASSED  ] N test(s)." / "[  FAILED  ] N test(s), listed below:"
+	p=$(grep -aE '^\[  PASSED  \] [0-9]+ test' "$log" | awk '{s += $4} END {print s + 0}')
+	f=$(grep -aE '^\[  FAILED  \] [0-9]+ test' "$log" | awk '{s += $4} END {print s + 0}')
+	# our harnesses: "N passed, N failed"
+	p=$((p + $(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$log" | awk '{s += $1} END {print s + 0}')))
+	f=$((f + $(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$log" | awk '{s += $3} END {print s + 0}')))
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		# The suite did not get to run its tests: count that as a failure.
+		echo "make $target failed before reporting its tests"
+		f=1
+	fi
+	passed=$((passed + p))
+	failed=$((failed + f))
+	[ "$rc" -eq 0 ] || status=1
+}
+
+suite unit "$@"
+suite cli-test "$@"
+suite vmtest "$@"
+
+echo "===== make check"
+echo "$passed passed, $failed failed"
+exit $status
