@@ -108,8 +108,8 @@ struct cbt_map *cbt_map_create(struct block_device *bdev)
 
 	pr_debug("CBT map create\n");
 
-	cbt_map = kzalloc(sizeof(struct cbt_map), GFP_KERNEL);
-	if (cbt_map == NULL)
+	cbt_map = kzalloc(sizeof(*cbt_map), GFP_KERNEL);
+	if (!cbt_map)
 		return NULL;
 
 	cbt_map->device_capacity = bdev_nr_sectors(bdev);
@@ -156,8 +156,9 @@ void cbt_map_switch(struct cbt_map *cbt_map)
 		generate_random_uuid(cbt_map->generation_id.b);
 
 		pr_debug("CBT reset\n");
-	} else
+	} else {
 		memcpy(cbt_map->read_map, cbt_map->write_map, cbt_map->blk_count);
+	}
 	spin_unlock(&cbt_map->locker);
 }
 
@@ -168,11 +169,10 @@ static inline int _cbt_map_set(struct cbt_map *cbt_map, sector_t sector_start,
 	int res = 0;
 	u8 num;
 	size_t inx;
-	size_t cbt_block_first = (size_t)(
-		sector_start >> (cbt_map->blk_size_shift - SECTOR_SHIFT));
-	size_t cbt_block_last = (size_t)(
-		(sector_start + sector_cnt - 1) >>
-		(cbt_map->blk_size_shift - SECTOR_SHIFT));
+	size_t cbt_block_first = (size_t)(sector_start >>
+					  (cbt_map->blk_size_shift - SECTOR_SHIFT));
+	size_t cbt_block_last = (size_t)((sector_start + sector_cnt - 1) >>
+					 (cbt_map->blk_size_shift - SECTOR_SHIFT));
 
 	for (inx = cbt_block_first; inx <= cbt_block_last; ++inx) {
 		if (unlikely(inx >= cbt_map->blk_count)) {
@@ -299,9 +299,9 @@ int cbt_map_mark_dirty_blocks(struct cbt_map *cbt_map,
 		return ret;
 
 	for (inx = 0; inx < count; inx++) {
-		ret = cbt_map_set_both(
-			cbt_map, (sector_t)block_ranges[inx].sector_offset,
-			(sector_t)block_ranges[inx].sector_count);
+		ret = cbt_map_set_both(cbt_map,
+				       (sector_t)block_ranges[inx].sector_offset,
+				       (sector_t)block_ranges[inx].sector_count);
 		if (ret)
 			break;
 	}

@@ -63,6 +63,7 @@ struct blk_snap_block_range;
 struct cbt_map {
 	struct kref kref;
 
+	/* protects both maps, the snapshot numbers and is_corrupted */
 	spinlock_t locker;
 
 	size_t blk_size_shift;
@@ -87,6 +88,7 @@ static inline void cbt_map_get(struct cbt_map *cbt_map)
 {
 	kref_get(&cbt_map->kref);
 };
+
 static inline void cbt_map_put(struct cbt_map *cbt_map)
 {
 	if (likely(cbt_map))

@@ -45,9 +45,8 @@ int chunk_schedule_storing(struct chunk *chunk, bool is_nowait)
 	if (!chunk->diff_region) {
 		struct diff_region *diff_region;
 
-		diff_region = diff_storage_new_region(
-			diff_area->diff_storage,
-			diff_area_chunk_sectors(diff_area));
+		diff_region = diff_storage_new_region(diff_area->diff_storage,
+						      diff_area_chunk_sectors(diff_area));
 		if (IS_ERR(diff_region)) {
 			pr_debug("Cannot get store for chunk #%ld\n",
 				 chunk->number);
@@ -97,7 +96,7 @@ void chunk_schedule_caching(struct chunk *chunk)
 	up(&chunk->lock);
 
 	/* Initiate the cache clearing process */
-	if ((in_cache_count > chunk_maximum_in_cache) &&
+	if (in_cache_count > chunk_maximum_in_cache &&
 	    !diff_area_is_corrupted(diff_area))
 		queue_work(system_wq, &diff_area->cache_release_work);
 }
@@ -185,8 +184,9 @@ static void chunk_notify_store(void *ctx)
 			memalloc_noio_restore(current_flag);
 			goto out;
 		}
-	} else
+	} else {
 		pr_err("invalid chunk state 0x%x\n", atomic_read(&chunk->state));
+	}
 	up(&chunk->lock);
 out:
 	atomic_dec(&chunk->diff_area->pending_io_count);
@@ -196,7 +196,7 @@ struct chunk *chunk_alloc(struct diff_area *diff_area, unsigned long number)
 {
 	struct chunk *chunk;
 
-	chunk = kzalloc(sizeof(struct chunk), GFP_KERNEL);
+	chunk = kzalloc(sizeof(*chunk), GFP_KERNEL);
 	if (!chunk)
 		return NULL;
 

@@ -58,7 +58,7 @@ static void diff_area_calculate_chunk_size(struct diff_area *diff_area)
 	count = count_by_shift(capacity, shift);
 	pr_debug("Chunks count %llu\n", count);
 	while ((count > chunk_maximum_count) ||
-		((1ull << (shift - SECTOR_SHIFT)) < min_io_sect)) {
+	       ((1ull << (shift - SECTOR_SHIFT)) < min_io_sect)) {
 		shift = shift + 1ull;
 		count = count_by_shift(capacity, shift);
 		pr_debug("Chunks count %llu\n", count);
@@ -149,18 +149,18 @@ diff_area_get_chunk_from_cache_and_write_lock(struct diff_area *diff_area)
 
 	if (atomic_read(&diff_area->read_cache_count) >
 	    chunk_maximum_in_cache) {
-		chunk = get_chunk_from_cache_and_write_lock(
-			&diff_area->caches_lock, &diff_area->read_cache_queue,
-			&diff_area->read_cache_count);
+		chunk = get_chunk_from_cache_and_write_lock(&diff_area->caches_lock,
+							    &diff_area->read_cache_queue,
+							    &diff_area->read_cache_count);
 		if (chunk)
 			return chunk;
 	}
 
 	if (atomic_read(&diff_area->write_cache_count) >
 	    chunk_maximum_in_cache) {
-		chunk = get_chunk_from_cache_and_write_lock(
-			&diff_area->caches_lock, &diff_area->write_cache_queue,
-			&diff_area->write_cache_count);
+		chunk = get_chunk_from_cache_and_write_lock(&diff_area->caches_lock,
+							    &diff_area->write_cache_queue,
+							    &diff_area->write_cache_count);
 		if (chunk)
 			return chunk;
 	}
@@ -173,8 +173,7 @@ static void diff_area_cache_release(struct diff_area *diff_area)
 	struct chunk *chunk;
 
 	while (!diff_area_is_corrupted(diff_area) &&
-	       (chunk = diff_area_get_chunk_from_cache_and_write_lock(
-			diff_area))) {
+	       (chunk = diff_area_get_chunk_from_cache_and_write_lock(diff_area))) {
 		/*
 		 * There cannot be a chunk in the cache whose buffer is
 		 * not ready.
@@ -229,7 +228,7 @@ struct diff_area *diff_area_new(dev_t dev_id, struct diff_storage *diff_storage)
 		return ERR_PTR(PTR_ERR(bdev));
 	}
 
-	diff_area = kzalloc(sizeof(struct diff_area), GFP_KERNEL);
+	diff_area = kzalloc(sizeof(*diff_area), GFP_KERNEL);
 	if (!diff_area) {
 		blkdev_put(bdev, FMODE_READ | FMODE_WRITE);
 		return ERR_PTR(-ENOMEM);
@@ -365,8 +364,8 @@ int diff_area_copy(struct diff_area *diff_area, sector_t sector, sector_t count,
 			continue;
 		}
 
-		if (unlikely(chunk_state_check(
-			    chunk, CHUNK_ST_LOADING | CHUNK_ST_STORING))) {
+		if (unlikely(chunk_state_check(chunk,
+					       CHUNK_ST_LOADING | CHUNK_ST_STORING))) {
 			pr_err("Invalid chunk state\n");
 			ret = -EFAULT;
 			goto fail_unlock_chunk;
@@ -542,7 +541,7 @@ diff_area_image_context_get_chunk(struct diff_area_image_ctx *io_ctx,
 		pr_debug("new_chunk_number=%ld\n", new_chunk_number);
 		pr_debug("sector=%llu\n", sector);
 		pr_debug("Chunk size %llu in bytes\n",
-		       (1ull << diff_area->chunk_shift));
+			 (1ull << diff_area->chunk_shift));
 		pr_debug("Chunk count %lu\n", diff_area->chunk_count);
 
 		ret = -EIO;
@@ -561,8 +560,9 @@ diff_area_image_context_get_chunk(struct diff_area_image_ctx *io_ctx,
 
 		/* Set the flag that the buffer contains the required data. */
 		chunk_state_set(chunk, CHUNK_ST_BUFFER_READY);
-	} else
+	} else {
 		diff_area_take_chunk_from_cache(diff_area, chunk);
+	}
 
 	io_ctx->chunk = chunk;
 	return chunk;
@@ -602,17 +602,15 @@ blk_status_t diff_area_image_io(struct diff_area_image_ctx *io_ctx,
 			size_t sz;
 
 			if (io_ctx->is_write)
-				sz = copy_page_from_iter(
-					diff_buffer_iter.page,
-					diff_buffer_iter.offset,
-					diff_buffer_iter.bytes,
-					&iter);
+				sz = copy_page_from_iter(diff_buffer_iter.page,
+							 diff_buffer_iter.offset,
+							 diff_buffer_iter.bytes,
+							 &iter);
 			else
-				sz = copy_page_to_iter(
-					diff_buffer_iter.page,
-					diff_buffer_iter.offset,
-					diff_buffer_iter.bytes,
-					&iter);
+				sz = copy_page_to_iter(diff_buffer_iter.page,
+						       diff_buffer_iter.offset,
+						       diff_buffer_iter.bytes,
+						       &iter);
 			if (!sz)
 				return BLK_STS_IOERR;
 

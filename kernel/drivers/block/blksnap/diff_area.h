@@ -102,6 +102,7 @@ struct diff_area {
 	unsigned long chunk_count;
 	struct xarray chunk_map;
 
+	/* protects read_cache_queue and write_cache_queue */
 	spinlock_t caches_lock;
 	struct list_head read_cache_queue;
 	atomic_t read_cache_count;
@@ -109,6 +110,7 @@ struct diff_area {
 	atomic_t write_cache_count;
 	struct work_struct cache_release_work;
 
+	/* protects free_diff_buffers */
 	spinlock_t free_diff_buffers_lock;
 	struct list_head free_diff_buffers;
 	atomic_t free_diff_buffers_count;
@@ -124,20 +126,24 @@ static inline void diff_area_get(struct diff_area *diff_area)
 {
 	kref_get(&diff_area->kref);
 };
+
 static inline void diff_area_put(struct diff_area *diff_area)
 {
 	if (likely(diff_area))
 		kref_put(&diff_area->kref, diff_area_free);
 };
+
 void diff_area_set_corrupted(struct diff_area *diff_area, int err_code);
 static inline bool diff_area_is_corrupted(struct diff_area *diff_area)
 {
 	return !!atomic_read(&diff_area->corrupt_flag);
 };
+
 static inline sector_t diff_area_chunk_sectors(struct diff_area *diff_area)
 {
 	return (sector_t)(1ull << (diff_area->chunk_shift - SECTOR_SHIFT));
 };
+
 int diff_area_copy(struct diff_area *diff_area, sector_t sector, sector_t count,
 		   const bool is_nowait);
 
@@ -168,6 +174,7 @@ static inline void diff_area_image_ctx_init(struct diff_area_image_ctx *io_ctx,
 	io_ctx->is_write = is_write;
 	io_ctx->chunk = NULL;
 };
+
 void diff_area_image_ctx_done(struct diff_area_image_ctx *io_ctx);
 blk_status_t diff_area_image_io(struct diff_area_image_ctx *io_ctx,
 				const struct bio_vec *bvec, sector_t *pos);

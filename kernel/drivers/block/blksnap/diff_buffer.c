@@ -106,8 +106,8 @@ void diff_buffer_cleanup(struct diff_area *diff_area)
 
 	do {
 		spin_lock(&diff_area->free_diff_buffers_lock);
-		diff_buffer = list_first_entry_or_null(
-			&diff_area->free_diff_buffers, struct diff_buffer, link);
+		diff_buffer = list_first_entry_or_null(&diff_area->free_diff_buffers,
+						       struct diff_buffer, link);
 		if (diff_buffer) {
 			list_del(&diff_buffer->link);
 			atomic_dec(&diff_area->free_diff_buffers_count);

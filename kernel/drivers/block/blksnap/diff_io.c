@@ -53,7 +53,7 @@ static inline struct diff_io *diff_io_new(bool is_write, bool is_nowait)
 {
 	struct diff_io *diff_io;
 
-	diff_io = kzalloc(sizeof(struct diff_io),
+	diff_io = kzalloc(sizeof(*diff_io),
 			  is_nowait ? (GFP_NOIO | GFP_NOWAIT) : GFP_NOIO);
 	if (unlikely(!diff_io))
 		return NULL;

@@ -96,6 +96,7 @@ static inline struct diff_io *diff_io_new_sync_read(void)
 {
 	return diff_io_new_sync(false);
 };
+
 static inline struct diff_io *diff_io_new_sync_write(void)
 {
 	return diff_io_new_sync(true);
@@ -108,6 +109,7 @@ diff_io_new_async_read(void (*notify_cb)(void *ctx), void *ctx, bool is_nowait)
 {
 	return diff_io_new_async(false, is_nowait, notify_cb, ctx);
 };
+
 static inline struct diff_io *
 diff_io_new_async_write(void (*notify_cb)(void *ctx), void *ctx, bool is_nowait)
 {

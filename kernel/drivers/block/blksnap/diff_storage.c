@@ -40,9 +40,8 @@ static inline void diff_storage_event_low(struct diff_storage *diff_storage)
 	};
 
 	diff_storage->requested += data.requested_nr_sect;
-	pr_debug(
-		"Diff storage low free space. Portion: %llu sectors, requested: %llu\n",
-		data.requested_nr_sect, diff_storage->requested);
+	pr_debug("Diff storage low free space. Portion: %llu sectors, requested: %llu\n",
+		 data.requested_nr_sect, diff_storage->requested);
 	event_gen(&diff_storage->event_queue, GFP_NOIO,
 		  blk_snap_event_code_low_free_space, &data, sizeof(data));
 }
@@ -51,7 +50,7 @@ struct diff_storage *diff_storage_new(void)
 {
 	struct diff_storage *diff_storage;
 
-	diff_storage = kzalloc(sizeof(struct diff_storage), GFP_KERNEL);
+	diff_storage = kzalloc(sizeof(*diff_storage), GFP_KERNEL);
 	if (!diff_storage)
 		return NULL;
 
@@ -364,7 +363,7 @@ fail:
 }
 
 struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
-					   sector_t count)
+					    sector_t count)
 {
 	int ret = 0;
 	struct diff_region *diff_region;
@@ -373,7 +372,7 @@ struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
 	if (atomic_read(&diff_storage->overflow_flag))
 		return ERR_PTR(-ENOSPC);
 
-	diff_region = kzalloc(sizeof(struct diff_region), GFP_NOIO);
+	diff_region = kzalloc(sizeof(*diff_region), GFP_NOIO);
 	if (!diff_region)
 		return ERR_PTR(-ENOMEM);
 
@@ -422,8 +421,8 @@ struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
 		return ERR_PTR(ret);
 	}
 
-	if ((sectors_left <= diff_storage_minimum) &&
-	    (atomic_inc_return(&diff_storage->low_space_flag) == 1))
+	if (sectors_left <= diff_storage_minimum &&
+	    atomic_inc_return(&diff_storage->low_space_flag) == 1)
 		diff_storage_event_low(diff_storage);
 
 	return diff_region;

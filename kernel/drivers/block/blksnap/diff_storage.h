@@ -51,6 +51,7 @@ struct diff_region;
  */
 struct diff_storage {
 	struct kref kref;
+	/* protects the bdev and block lists, capacity and filled */
 	spinlock_t lock;
 
 	struct list_head storage_bdevs;
@@ -74,6 +75,7 @@ static inline void diff_storage_get(struct diff_storage *diff_storage)
 {
 	kref_get(&diff_storage->kref);
 };
+
 static inline void diff_storage_put(struct diff_storage *diff_storage)
 {
 	if (likely(diff_storage))

@@ -56,7 +56,7 @@ int event_gen(struct event_queue *event_queue, gfp_t flags, int code,
 	if (WARN_ON(data_size < 0 || data_size > EVENT_DATA_MAX))
 		return -EINVAL;
 
-	event = kzalloc(sizeof(struct event) + data_size, flags);
+	event = kzalloc(sizeof(*event) + data_size, flags);
 	if (!event)
 		return -ENOMEM;
 
@@ -115,8 +115,8 @@ struct event *event_wait(struct event_queue *event_queue,
 	long ret;
 
 	ret = wait_event_interruptible_timeout(event_queue->wq_head,
-		(event = event_pop(event_queue)) != NULL,
-		msecs_to_jiffies(timeout_ms));
+					       (event = event_pop(event_queue)) != NULL,
+					       msecs_to_jiffies(timeout_ms));
 	if (event)
 		return event;
 	if (ret < 0)

@@ -48,6 +48,7 @@ struct event {
  */
 struct event_queue {
 	struct list_head list;
+	/* protects list and closed */
 	spinlock_t lock;
 	struct wait_queue_head wq_head;
 	bool closed;

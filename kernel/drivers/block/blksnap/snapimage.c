@@ -9,7 +9,7 @@
 #include "chunk.h"
 #include "cbt_map.h"
 
-#define NR_SNAPIMAGE_DEVT	(1 << MINORBITS)
+#define NR_SNAPIMAGE_DEVT	BIT(MINORBITS)
 
 struct submit_event {
 	struct list_head link;
@@ -71,8 +71,9 @@ static inline struct bio *submit_bio_pop(struct snapimage *snapimage)
 	if (ev) {
 		bio = ev->bio;
 		list_del(&ev->link);
-	} else
+	} else {
 		bio = NULL;
+	}
 	spin_unlock(&snapimage->submit_list_lock);
 
 	kfree(ev);
@@ -85,7 +86,7 @@ static inline int submit_bio_push(struct snapimage *snapimage, struct bio *bio,
 {
 	struct submit_event *ev;
 
-	ev = kmalloc(sizeof(struct submit_event), gfp);
+	ev = kmalloc(sizeof(*ev), gfp);
 	if (!ev)
 		return -ENOMEM;
 
@@ -105,15 +106,16 @@ static int snapimage_submit_worker_fn(void *data)
 	struct bio *bio;
 
 	pr_debug("Worker for the device [%d:%d] started",
-		MAJOR(snapimage->image_dev_id), MINOR(snapimage->image_dev_id));
+		 MAJOR(snapimage->image_dev_id), MINOR(snapimage->image_dev_id));
 
 	set_user_nice(current, MIN_NICE);
 	current->flags |= PF_LOCAL_THROTTLE | PF_MEMALLOC_NOIO;
 
 	while (!kthread_should_stop()) {
 		wait_event_interruptible_timeout(snapimage->submit_waitqueue,
-			submit_bio_have(snapimage) || kthread_should_stop(),
-			5 * HZ);
+						 submit_bio_have(snapimage) ||
+						 kthread_should_stop(),
+						 5 * HZ);
 
 		while ((bio = submit_bio_pop(snapimage)))
 			bio_process(snapimage, bio);
@@ -125,7 +127,7 @@ static int snapimage_submit_worker_fn(void *data)
 		bio_process(snapimage, bio);
 
 	pr_debug("Worker for the device [%d:%d] stopped",
-		MAJOR(snapimage->image_dev_id), MINOR(snapimage->image_dev_id));
+		 MAJOR(snapimage->image_dev_id), MINOR(snapimage->image_dev_id));
 
 	return 0;
 }
@@ -192,8 +194,8 @@ struct snapimage *snapimage_create(struct diff_area *diff_area,
 	struct gendisk *disk;
 	struct task_struct *task;
 
-	snapimage = kzalloc(sizeof(struct snapimage), GFP_KERNEL);
-	if (snapimage == NULL)
+	snapimage = kzalloc(sizeof(*snapimage), GFP_KERNEL);
+	if (!snapimage)
 		return ERR_PTR(-ENOMEM);
 
 	minor = ida_alloc_range(&snapimage_devt_ida, 0, NR_SNAPIMAGE_DEVT - 1,
@@ -219,12 +221,12 @@ struct snapimage *snapimage_create(struct diff_area *diff_area,
 	init_waitqueue_head(&snapimage->submit_waitqueue);
 
 	task = kthread_create(snapimage_submit_worker_fn, snapimage,
-			   BLK_SNAP_IMAGE_NAME "%d",
-			   MINOR(snapimage->image_dev_id));
+			      BLK_SNAP_IMAGE_NAME "%d",
+			      MINOR(snapimage->image_dev_id));
 	if (IS_ERR(task)) {
 		ret = PTR_ERR(task);
 		pr_err("Failed to create thread '%s%d'\n",
-			BLK_SNAP_IMAGE_NAME, minor);
+		       BLK_SNAP_IMAGE_NAME, minor);
 		goto fail_free_minor;
 	}
 	snapimage->submit_task = task;
@@ -272,7 +274,7 @@ struct snapimage *snapimage_create(struct diff_area *diff_area,
 	snapimage->cbt_map = cbt_map;
 
 	pr_debug("Add device [%d:%d]",
-		MAJOR(snapimage->image_dev_id), MINOR(snapimage->image_dev_id));
+		 MAJOR(snapimage->image_dev_id), MINOR(snapimage->image_dev_id));
 	/* The worker must be running before the first bio can come. */
 	wake_up_process(snapimage->submit_task);
 

@@ -54,6 +54,7 @@ struct snapimage {
 
 	struct task_struct *submit_task;
 	struct list_head submit_list;
+	/* protects submit_list */
 	spinlock_t submit_list_lock;
 	wait_queue_head_t submit_waitqueue;
 

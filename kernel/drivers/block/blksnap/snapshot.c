@@ -41,7 +41,7 @@ static void snapshot_release(struct snapshot *snapshot)
 			       MAJOR(tracker->dev_id), MINOR(tracker->dev_id));
 		else
 			pr_debug("Device [%u:%u] was frozen\n",
-				MAJOR(tracker->dev_id), MINOR(tracker->dev_id));
+				 MAJOR(tracker->dev_id), MINOR(tracker->dev_id));
 	}
 
 	current_flag = memalloc_noio_save();
@@ -66,7 +66,7 @@ static void snapshot_release(struct snapshot *snapshot)
 			       MAJOR(tracker->dev_id), MINOR(tracker->dev_id));
 		else
 			pr_debug("Device [%u:%u] was unfrozen\n",
-				MAJOR(tracker->dev_id), MINOR(tracker->dev_id));
+				 MAJOR(tracker->dev_id), MINOR(tracker->dev_id));
 	}
 
 	/* Destroy diff area for each tracker and set the device free. */
@@ -102,6 +102,7 @@ static inline void snapshot_get(struct snapshot *snapshot)
 {
 	kref_get(&snapshot->kref);
 };
+
 static inline void snapshot_put(struct snapshot *snapshot)
 {
 	if (likely(snapshot))
@@ -113,7 +114,7 @@ static struct snapshot *snapshot_new(unsigned int count)
 	int ret;
 	struct snapshot *snapshot = NULL;
 
-	snapshot = kzalloc(sizeof(struct snapshot), GFP_KERNEL);
+	snapshot = kzalloc(sizeof(*snapshot), GFP_KERNEL);
 	if (!snapshot) {
 		ret = -ENOMEM;
 		goto fail;
@@ -173,7 +174,7 @@ void snapshot_done(void)
 }
 
 static inline bool blk_snap_dev_is_equal(struct blk_snap_dev *first,
-				    struct blk_snap_dev *second)
+					 struct blk_snap_dev *second)
 {
 	return (first->mj == second->mj) && (first->mn == second->mn);
 }

@@ -58,6 +58,7 @@ struct snapshot {
 	struct list_head link;
 	struct kref kref;
 	uuid_t id;
+	/* protects is_taken and snapimage_array */
 	struct mutex lock;
 	bool is_taken;
 	struct diff_storage *diff_storage;

@@ -23,8 +23,10 @@ static refcount_t trackers_counter = REFCOUNT_INIT(1);
 struct tracker_release_worker {
 	struct work_struct work;
 	struct list_head list;
+	/* protects list */
 	spinlock_t lock;
 };
+
 static struct tracker_release_worker tracker_release_worker;
 
 void tracker_lock(void)
@@ -200,10 +202,10 @@ static int tracker_filter_attach(struct block_device *bdev,
 
 	pr_debug("Tracker attach filter\n");
 
-	if (freeze_bdev(bdev))
+	if (freeze_bdev(bdev)) {
 		pr_err("Failed to freeze device [%u:%u]\n", MAJOR(bdev->bd_dev),
 		       MINOR(bdev->bd_dev));
-	else {
+	} else {
 		is_frozen = true;
 		pr_debug("Device [%u:%u] was frozen\n", MAJOR(bdev->bd_dev),
 			 MINOR(bdev->bd_dev));
@@ -233,15 +235,14 @@ static int tracker_filter_detach(struct block_device *bdev)
 	bool is_frozen = false;
 
 	pr_debug("Tracker delete filter\n");
-	if (freeze_bdev(bdev))
+	if (freeze_bdev(bdev)) {
 		pr_err("Failed to freeze device [%u:%u]\n", MAJOR(bdev->bd_dev),
 		       MINOR(bdev->bd_dev));
-	else {
+	} else {
 		is_frozen = true;
 		pr_debug("Device [%u:%u] was frozen\n", MAJOR(bdev->bd_dev),
 			 MINOR(bdev->bd_dev));
 	}
-
 
 	ret = bdev_filter_detach(bdev);
 
@@ -269,8 +270,8 @@ static struct tracker *tracker_new(struct block_device *bdev)
 	pr_debug("Creating tracker for device [%u:%u].\n", MAJOR(bdev->bd_dev),
 		 MINOR(bdev->bd_dev));
 
-	tracker = kzalloc(sizeof(struct tracker), GFP_KERNEL);
-	if (tracker == NULL)
+	tracker = kzalloc(sizeof(*tracker), GFP_KERNEL);
+	if (!tracker)
 		return ERR_PTR(-ENOMEM);
 
 	refcount_inc(&trackers_counter);
@@ -374,7 +375,7 @@ static void tracker_wait_for_release(void)
 
 	while (refcount_read(&trackers_counter) > 1) {
 		schedule_timeout_interruptible(HZ);
-		if (jiffies_64 > (start_waiting + 10*HZ)) {
+		if (jiffies_64 > (start_waiting + 10 * HZ)) {
 			start_waiting = jiffies_64;
 			inx++;
 
@@ -420,7 +421,7 @@ struct tracker *tracker_create_or_get(dev_t dev_id)
 	bdev = blkdev_get_by_dev(dev_id, 0, NULL);
 	if (IS_ERR(bdev)) {
 		pr_info("Cannot open device [%u:%u]\n", MAJOR(dev_id),
-		       MINOR(dev_id));
+			MINOR(dev_id));
 		return ERR_PTR(PTR_ERR(bdev));
 	}
 
@@ -438,7 +439,7 @@ struct tracker *tracker_create_or_get(dev_t dev_id)
 		goto put_bdev;
 	}
 
-	tr_dev = kzalloc(sizeof(struct tracked_device), GFP_KERNEL);
+	tr_dev = kzalloc(sizeof(*tr_dev), GFP_KERNEL);
 	if (!tr_dev) {
 		tracker = ERR_PTR(-ENOMEM);
 		goto put_bdev;
@@ -482,14 +483,14 @@ int tracker_remove(dev_t dev_id)
 	bdev = blkdev_get_by_dev(dev_id, 0, NULL);
 	if (IS_ERR(bdev)) {
 		pr_info("Cannot open device [%u:%u]\n", MAJOR(dev_id),
-		       MINOR(dev_id));
+			MINOR(dev_id));
 		return PTR_ERR(bdev);
 	}
 
 	tracker = tracker_get_by_dev(bdev);
 	if (!tracker) {
 		pr_info("Unable to remove device [%u:%u] from tracking: ",
-		       MAJOR(dev_id), MINOR(dev_id));
+			MAJOR(dev_id), MINOR(dev_id));
 		pr_info("tracker not found\n");
 		ret = -ENODATA;
 		goto put_bdev;
@@ -503,10 +504,10 @@ int tracker_remove(dev_t dev_id)
 	}
 
 	ret = tracker_filter_detach(bdev);
-	if (ret)
+	if (ret) {
 		pr_err("Failed to remove tracker from device [%u:%u]\n",
 		       MAJOR(dev_id), MINOR(dev_id));
-	else {
+	} else {
 		struct tracked_device *tr_dev = NULL;
 		struct tracked_device *iter_tr_dev;
 
@@ -539,14 +540,14 @@ int tracker_read_cbt_bitmap(dev_t dev_id, unsigned int offset, size_t length,
 	bdev = blkdev_get_by_dev(dev_id, 0, NULL);
 	if (IS_ERR(bdev)) {
 		pr_info("Cannot open device [%u:%u]\n", MAJOR(dev_id),
-		       MINOR(dev_id));
+			MINOR(dev_id));
 		return PTR_ERR(bdev);
 	}
 
 	tracker = tracker_get_by_dev(bdev);
 	if (!tracker) {
 		pr_err("Cannot get tracker for device [%u:%u]\n",
-			 MAJOR(dev_id), MINOR(dev_id));
+		       MAJOR(dev_id), MINOR(dev_id));
 		ret = -ENODEV;
 		goto put_bdev;
 	}

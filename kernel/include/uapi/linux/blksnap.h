@@ -90,6 +90,7 @@ struct blk_snap_dev {
 struct blk_snap_tracker_remove {
 	struct blk_snap_dev dev_id;
 };
+
 /**
  * IOCTL_BLK_SNAP_TRACKER_REMOVE - Remove a device from tracking.
  *
@@ -129,6 +130,7 @@ struct blk_snap_cbt_info {
 	struct blk_snap_uuid generation_id;
 	__u8 snap_number;
 };
+
 /**
  * struct blk_snap_tracker_collect - Argument for the
  *	&IOCTL_BLK_SNAP_TRACKER_COLLECT control.
@@ -143,6 +145,7 @@ struct blk_snap_tracker_collect {
 	__u32 count;
 	struct blk_snap_cbt_info *cbt_info_array;
 };
+
 /**
  * IOCTL_BLK_SNAP_TRACKER_COLLECT - Collect all tracked devices.
  *
@@ -172,6 +175,7 @@ struct blk_snap_tracker_read_cbt_bitmap {
 	__u32 length;
 	__u8 *buff;
 };
+
 /**
  * IOCTL_BLK_SNAP_TRACKER_READ_CBT_MAP - Read the CBT map.
  *
@@ -194,6 +198,7 @@ struct blk_snap_block_range {
 	__u64 sector_offset;
 	__u64 sector_count;
 };
+
 /**
  * struct blk_snap_tracker_mark_dirty_blocks - Argument for the
  *	&IOCTL_BLK_SNAP_TRACKER_MARK_DIRTY_BLOCKS control.
@@ -210,6 +215,7 @@ struct blk_snap_tracker_mark_dirty_blocks {
 	__u32 count;
 	struct blk_snap_block_range *dirty_blocks_array;
 };
+
 /**
  * IOCTL_BLK_SNAP_TRACKER_MARK_DIRTY_BLOCKS - Set dirty blocks in the CBT map.
  *
@@ -240,6 +246,7 @@ struct blk_snap_snapshot_create {
 	struct blk_snap_dev *dev_id_array;
 	struct blk_snap_uuid id;
 };
+
 /**
  * This ioctl creates a snapshot structure in the memory and allocates an
  * identifier for it. Further interaction with the snapshot is possible by
@@ -260,6 +267,7 @@ struct blk_snap_snapshot_create {
 struct blk_snap_snapshot_destroy {
 	struct blk_snap_uuid id;
 };
+
 /**
  * IOCTL_BLK_SNAP_SNAPSHOT_DESTROY - Release and destroy the snapshot.
  *
@@ -287,6 +295,7 @@ struct blk_snap_snapshot_append_storage {
 	__u32 count;
 	struct blk_snap_block_range *ranges;
 };
+
 /**
  * IOCTL_BLK_SNAP_SNAPSHOT_APPEND_STORAGE - Append storage to the difference
  *	storage of the snapshot.
@@ -308,6 +317,7 @@ struct blk_snap_snapshot_append_storage {
 struct blk_snap_snapshot_take {
 	struct blk_snap_uuid id;
 };
+
 /**
  * IOCTL_BLK_SNAP_SNAPSHOT_TAKE - Take snapshot.
  *
@@ -335,6 +345,7 @@ struct blk_snap_snapshot_collect {
 	__u32 count;
 	struct blk_snap_uuid *ids;
 };
+
 /**
  * IOCTL_BLK_SNAP_SNAPSHOT_COLLECT - Get collection of created snapshots.
  *
@@ -355,6 +366,7 @@ struct blk_snap_image_info {
 	struct blk_snap_dev orig_dev_id;
 	struct blk_snap_dev image_dev_id;
 };
+
 /**
  * struct blk_snap_snapshot_collect_images - Argument for the
  *	&IOCTL_BLK_SNAP_SNAPSHOT_COLLECT_IMAGES control.
@@ -372,6 +384,7 @@ struct blk_snap_snapshot_collect_images {
 	__u32 count;
 	struct blk_snap_image_info *image_info_array;
 };
+
 /**
  * IOCTL_BLK_SNAP_SNAPSHOT_COLLECT_IMAGES - Get a collection of devices and
  *	their snapshot images.
@@ -425,9 +438,9 @@ struct blk_snap_snapshot_event {
 	__s64 time_label;
 	__u8 data[4096 - 32];
 };
-static_assert(
-	sizeof(struct blk_snap_snapshot_event) == 4096,
-	"The size struct blk_snap_snapshot_event should be equal to the size of the page.");
+
+static_assert(sizeof(struct blk_snap_snapshot_event) == 4096,
+	      "The size struct blk_snap_snapshot_event should be equal to the size of the page.");
 
 /**
  * IOCTL_BLK_SNAP_SNAPSHOT_WAIT_EVENT - Wait and get the event from the
