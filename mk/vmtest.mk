@@ -24,3 +24,7 @@ $(INITRAMFS): $(BLKSNAP_KO) $(CLI_BIN) $(BSCTL) $(VM_INPUTS) | vm-deps
 
 vmtest: $(if $(filter 1,$(VM_SKIP_KERNEL)),,kernel) cli $(INITRAMFS) ## run the VM tests in QEMU (TESTS="a b" to pick, DEBUG=1 for the debug kernel)
 	@vmtests/run.sh $(BZIMAGE) $(INITRAMFS) $(VM_OUT) $(TESTS)
+
+.PHONY: prove-seed-defects
+prove-seed-defects: $(if $(filter 1,$(VM_SKIP_KERNEL)),,kernel) cli $(BSCTL) | vm-deps ## show that each fixed seed defect makes its test fail
+	@vmtests/prove-seed-defects.sh $(KSRC) $(BZIMAGE) $(CLI_BIN) $(BSCTL) $(BUILD)/seed-defects $(DEFECTS)

@@ -226,7 +226,12 @@ void chunk_free(struct chunk *chunk)
 /**
  * chunk_async_store_diff() - Starts asynchronous storing of a chunk to the
  *	difference storage.
+ * @chunk:
+ *	The locked chunk, with its data in its buffer and its region given.
+ * @is_nowait:
+ *	The caller must not sleep.
  *
+ * Return: 0 if the write was started; chunk_notify_store() completes it.
  */
 int chunk_async_store_diff(struct chunk *chunk, bool is_nowait)
 {
@@ -265,6 +270,12 @@ int chunk_async_store_diff(struct chunk *chunk, bool is_nowait)
 /**
  * chunk_async_load_orig() - Starts asynchronous loading of a chunk from
  *	the original block device.
+ * @chunk:
+ *	The locked chunk, with a buffer.
+ * @is_nowait:
+ *	The caller must not sleep.
+ *
+ * Return: 0 if the read was started; chunk_notify_load() completes it.
  */
 int chunk_async_load_orig(struct chunk *chunk, const bool is_nowait)
 {
@@ -303,6 +314,10 @@ int chunk_async_load_orig(struct chunk *chunk, const bool is_nowait)
 /**
  * chunk_load_orig() - Performs synchronous loading of a chunk from the
  *	original block device.
+ * @chunk:
+ *	The locked chunk, with a buffer.
+ *
+ * Return: 0 or the I/O error.
  */
 int chunk_load_orig(struct chunk *chunk)
 {
@@ -330,6 +345,10 @@ int chunk_load_orig(struct chunk *chunk)
 /**
  * chunk_load_diff() - Performs synchronous loading of a chunk from the
  *	difference storage.
+ * @chunk:
+ *	The locked chunk, with a buffer and a stored region.
+ *
+ * Return: 0 or the I/O error.
  */
 int chunk_load_diff(struct chunk *chunk)
 {

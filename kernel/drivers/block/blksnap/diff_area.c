@@ -320,8 +320,21 @@ static void diff_area_take_chunk_from_cache(struct diff_area *diff_area,
 
 /**
  * diff_area_copy() - Implements the copy-on-write mechanism.
+ * @diff_area:
+ *	The diff area of the original device.
+ * @sector:
+ *	The first sector about to be overwritten.
+ * @count:
+ *	The number of sectors about to be overwritten.
+ * @is_nowait:
+ *	The caller must not sleep.
  *
+ * Starts copying every chunk of the range that has not been saved yet.
+ * diff_area_wait() waits for the copies to be done.
  *
+ * Return: 0, -EAGAIN if @is_nowait and it would have to sleep (nothing is
+ * lost: the chunk stays as it was), or another error for which the chunk
+ * was failed.
  */
 int diff_area_copy(struct diff_area *diff_area, sector_t sector, sector_t count,
 		   const bool is_nowait)
@@ -576,6 +589,14 @@ fail_unlock_chunk:
 /**
  * diff_area_image_io - Implements copying data from the chunk to bio_vec when
  *	reading or from bio_vec to the chunk when writing.
+ * @io_ctx:
+ *	The context of the image bio; it holds the current chunk locked.
+ * @bvec:
+ *	The segment of the bio.
+ * @pos:
+ *	The sector of the image the segment starts at; advanced past it.
+ *
+ * Return: BLK_STS_OK or BLK_STS_IOERR.
  */
 blk_status_t diff_area_image_io(struct diff_area_image_ctx *io_ctx,
 				const struct bio_vec *bvec, sector_t *pos)

@@ -14,6 +14,12 @@
 
 /**
  * struct storage_bdev - Information about the opened block device.
+ * @link:
+ *	In &diff_storage.storage_bdevs.
+ * @dev_id:
+ *	Its device number.
+ * @bdev:
+ *	The device, opened for reading and writing while the snapshot lives.
  */
 struct storage_bdev {
 	struct list_head link;
@@ -23,7 +29,16 @@ struct storage_bdev {
 
 /**
  * struct storage_block - A storage unit reserved for storing differences.
- *
+ * @link:
+ *	In &diff_storage.empty_blocks, then &diff_storage.filled_blocks.
+ * @bdev:
+ *	The device that holds it.
+ * @sector:
+ *	Its first sector.
+ * @count:
+ *	Its size in sectors.
+ * @used:
+ *	How many of its sectors, from the first, hold chunks already.
  */
 struct storage_block {
 	struct list_head link;
