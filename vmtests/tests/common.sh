@@ -155,6 +155,7 @@ guest_cleanup() {
 	fi
 	dmsetup remove_all --noudevsync 2>/dev/null
 	losetup -D 2>/dev/null
+	rm -rf /run/blksnap
 	rmmod blksnap 2>/dev/null
 	dmesg -c > /dev/null
 	sync
@@ -393,3 +394,834 @@ note() {
 	log "$*"
 	echo "note: $*" > /dev/kmsg
 }
+
+# image_write_test FS: the body of image-writes-stay-in-image-FS. The image
+# of an unmounted FS origin is mounted read-write and changed (a file
+# rewritten, one deleted, one moved, new ones), then written raw; the
+# origin's checksum never changes, the image reads back what was written
+# (after a remount, and where the origin is written afterwards), fsck of
+# the image is clean, the origin's tree is the one before, and the
+# image's writes are marked in the CBT map.
+image_write_test() {
+	local fs=$1 orig=/dev/vdb id img before opts f2 r r2
+	load_module
+	storage_fs
+	mkfs_of "$fs" $orig
+	mkdir -p /mnt/o /mnt/i && run mount $orig /mnt/o
+	fill_tree /mnt/o/data 31 12
+	tree_sums /mnt/o > /tmp/orig.sums
+	f2=$(sha /mnt/o/data/file2)
+	run umount /mnt/o
+	before=$(sha $orig)
+	r=$(dd if=$orig bs=1M skip=920 count=4 2>/dev/null | sha256sum | cut -d' ' -f1)
+	r2=$(dd if=$orig bs=1M skip=924 count=2 2>/dev/null | sha256sum | cut -d' ' -f1)
+	id=$(snap_take /mnt/st/diff 256M $orig) || exit 1
+	img=$(cli_image "$id" $orig) || exit 1
+	opts=rw
+	[ "$fs" = xfs ] && opts=rw,nouuid
+
+	# File level.
+	run mount -o $opts "$img" /mnt/i
+	gen 41 300000 > /mnt/i/data/file0 || fail "cannot rewrite file0 in the image"
+	rm /mnt/i/data/file1 || fail "cannot delete file1 in the image"
+	mkdir /mnt/i/new && mv /mnt/i/data/file2 /mnt/i/new/moved || fail "cannot move file2"
+	fill_tree /mnt/i/new 42 5
+	sync
+	tree_sums /mnt/i > /tmp/img.sums
+	run umount /mnt/i
+	[ "$(sha $orig)" = "$before" ] || fail "the origin changed when its image's filesystem was written"
+	run mount -o $opts "$img" /mnt/i
+	tree_sums /mnt/i > /tmp/img2.sums
+	run umount /mnt/i
+	cmp -s /tmp/img.sums /tmp/img2.sums || fail "the image does not read back what was written to it"
+	grep -q ' ./data/file0$' /tmp/img2.sums && grep -q "^$(gen 41 300000 | sha256sum | cut -d' ' -f1)  ./data/file0$" /tmp/img2.sums ||
+		fail "file0 in the image is not the rewritten one"
+	grep -q ' ./data/file1$' /tmp/img2.sums && fail "file1 deleted in the image is still there"
+	grep -q "^$f2  ./new/moved$" /tmp/img2.sums || fail "moved file not in the image"
+	[ "$(grep -c ' ./new/file' /tmp/img2.sums)" = 5 ] || fail "new files missing in the image"
+	fsck_ro "$fs" "$img"
+
+	# Raw: 4 MiB at 920 MiB of the image, then 4 MiB of the origin over its
+	# second half and past it.
+	gen 51 4194304 | dd of="$img" bs=1M seek=920 conv=notrunc,fsync 2>/dev/null || fail "raw write to the image failed"
+	[ "$(dd if=$orig bs=1M skip=920 count=4 2>/dev/null | sha256sum | cut -d' ' -f1)" = "$r" ] ||
+		fail "a raw write to the image reached the origin"
+	gen 52 4194304 | dd of=$orig bs=1M seek=922 conv=notrunc,fsync 2>/dev/null || fail "write to the origin failed"
+	[ "$(dd if="$img" bs=1M skip=920 count=4 2>/dev/null | sha256sum | cut -d' ' -f1)" = \
+	  "$(gen 51 4194304 | sha256sum | cut -d' ' -f1)" ] ||
+		fail "the image lost what was written to it when the origin was written there"
+	[ "$(dd if=$orig bs=1M skip=922 count=4 2>/dev/null | sha256sum | cut -d' ' -f1)" = \
+	  "$(gen 52 4194304 | sha256sum | cut -d' ' -f1)" ] || fail "the origin does not hold its own write"
+	[ "$(dd if="$img" bs=1M skip=924 count=2 2>/dev/null | sha256sum | cut -d' ' -f1)" = "$r2" ] ||
+		fail "the image does not show the origin as at take time past the image's write"
+
+	# The image's writes are changes for the next incremental backup.
+	echo "$((920 * 2048)) 8192" | ranges_blocks $(($(cbt_field $orig block_size) / 512)) > /tmp/want
+	cbt_blocks $orig --since 0 > /tmp/got || exit 1
+	[ -z "$(lines_minus /tmp/want /tmp/got)" ] || fail "raw image writes are not in the CBT map"
+	snap_destroy "$id" /mnt/st/diff
+
+	# The origin's filesystem is the one before.
+	run mount -o "$(ro_opts "$fs")" $orig /mnt/o
+	tree_sums /mnt/o > /tmp/orig2.sums
+	run umount /mnt/o
+	cmp -s /tmp/orig.sums /tmp/orig2.sums || fail "the origin's files changed"
+	no_snapshots
+}
+
+# kmemleak_check: on a kernel with kmemleak (DEBUG=1), fail on a leak
+# reported since kmemleak_clear; elsewhere do nothing.
+kmemleak_clear() {
+	[ -d /sys/kernel/debug ] || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+	[ -w /sys/kernel/debug/kmemleak ] && echo clear > /sys/kernel/debug/kmemleak
+	return 0
+}
+kmemleak_check() {
+	local k=/sys/kernel/debug/kmemleak
+	[ -w $k ] || return 0
+	echo scan > $k
+	sleep 1
+	echo scan > $k
+	[ -z "$(cat $k)" ] || fail "kmemleak: $(head -n 5 $k | tr '\n' ' ')"
+}
+
+# module_unload_test FS: the body of module-unload-with-held-snapshot-FS.
+module_unload_test() {
+	local fs=$1 orig=/dev/vdb id img out w
+	kmemleak_clear
+	load_module
+	mkfs_of "$fs" $orig
+	mkdir -p /mnt/o /mnt/i && run mount $orig /mnt/o
+	fill_tree /mnt/o/data 61 10
+	tree_sums /mnt/o/data > /tmp/before.sums
+	id=$(snap_take /mnt/o/.diff 64M /mnt/o) || exit 1
+	img=$(cli_image "$id" $orig) || exit 1
+	fill_tree /mnt/o/data 62 10	# rewritten: copied on write
+
+	# refused DESCRIPTION: rmmod must fail and leave everything working.
+	refused() {
+		out=$(rmmod blksnap 2>&1) && fail "rmmod succeeded while $1"
+		case "$out" in
+		*"Resource temporarily unavailable"* | *"Device or resource busy"*) ;;
+		*) fail "rmmod while $1: unexpected error '$out'" ;;
+		esac
+		lsmod | grep -q '^blksnap' || fail "module gone after a refused rmmod ($1)"
+		[ -b "$img" ] || fail "$img gone after a refused rmmod ($1)"
+	}
+	exec 3< "$img"
+	refused "$img was open"
+	exec 3<&-
+	run mount -o "$(ro_opts "$fs")" "$img" /mnt/i
+	refused "$img was mounted"
+	tree_sums /mnt/i/data | cmp -s - /tmp/before.sums || fail "the image changed"
+	run umount /mnt/i
+	blksnap-storage watch --json --snapshot "$id" /mnt/o/.diff > /tmp/w.out 2>&1 &
+	w=$!
+	wait_for 20 grep -q "\"started\"" /tmp/w.out || fail "the watcher did not start: $(cat /tmp/w.out)"
+	refused "a watcher had /dev/blksnap open"
+	kill $w && wait $w || fail "the watcher did not stop cleanly on SIGTERM"
+
+	# Nothing open, the snapshot held: either outcome must be clean.
+	if rmmod blksnap 2> /tmp/rmmod.err; then
+		note "$fs: rmmod with a held snapshot and nothing open: unloaded"
+		[ -e /dev/blksnap ] && fail "/dev/blksnap still there after rmmod"
+		[ -e "$img" ] && fail "$img still there after rmmod"
+		# The origin is no longer filtered: writes go on, nothing breaks.
+		fill_tree /mnt/o/after 63 5
+		load_module
+		no_snapshots
+		# The CLI's record of the lost snapshot releases its file.
+		run blksnap-storage destroy "$id"
+		lsattr /mnt/o/.diff | cut -d' ' -f1 | grep -q i && fail "storage file still immutable"
+		rm /mnt/o/.diff || fail "cannot delete the storage file"
+		# A new snapshot of the same device works.
+		tree_sums /mnt/o > /tmp/now.sums
+		id=$(snap_take /mnt/o/.diff2 64M /mnt/o) || exit 1
+		img=$(cli_image "$id" $orig) || exit 1
+		run mount -o "$(ro_opts "$fs")" "$img" /mnt/i
+		tree_sums /mnt/i | grep -v ' ./.diff2$' | cmp -s - /tmp/now.sums || fail "new snapshot's image differs"
+		run umount /mnt/i
+		snap_destroy "$id" /mnt/o/.diff2
+	else
+		note "$fs: rmmod with a held snapshot and nothing open: refused ($(cat /tmp/rmmod.err))"
+		img2=$(cli_image "$id" $orig) || exit 1
+		run mount -o "$(ro_opts "$fs")" "$img2" /mnt/i
+		tree_sums /mnt/i/data | cmp -s - /tmp/before.sums || fail "the image changed"
+		run umount /mnt/i
+		snap_destroy "$id" /mnt/o/.diff
+	fi
+	no_snapshots
+	run umount /mnt/o
+	fsck_ro "$fs" $orig
+	unload_module
+	kmemleak_check
+}
+
+# fsck_image FS IMAGE: the image of a mounted filesystem is crash-consistent:
+# mount it read-write (the journal or log is replayed into the image), then
+# it must check clean.
+fsck_image() {
+	local opts=rw
+	[ "$1" = xfs ] && opts=rw,nouuid
+	mkdir -p /mnt/fsck && run mount -o $opts "$2" /mnt/fsck
+	run umount /mnt/fsck
+	fsck_ro "$1" "$2"
+}
+
+# watch_kill_test FS: the body of watch-restart-after-sigkill-FS.
+watch_kill_test() {
+	local fs=$1 orig=/dev/vdb id img w size i
+	# Low-space events at 16 MiB free, asking for 16 MiB.
+	load_module diff_storage_minimum=32768
+	mkfs_of "$fs" $orig
+	mkdir -p /mnt/o /mnt/i && run mount $orig /mnt/o
+	fill_tree /mnt/o/data 71 8
+	gen 72 $((44 * 1048576)) > /mnt/o/big && sync || fail "cannot write big"
+	tree_sums /mnt/o > /tmp/before.sums
+	id=$(snap_take /mnt/o/.diff 32M /mnt/o) || exit 1
+	img=$(cli_image "$id" $orig) || exit 1
+
+	blksnap-storage watch --json --snapshot "$id" --step 16M /mnt/o/.diff > /tmp/w1.json 2> /tmp/w1.err &
+	w=$!
+	wait_for 20 grep -q '"event":"started"' /tmp/w1.json || fail "watcher 1 did not start: $(cat /tmp/w1.err)"
+	kill -9 $w
+	wait $w
+	[ $? = 137 ] || fail "the watcher did not die of SIGKILL"
+
+	# The snapshot and its pinned storage outlive the watcher.
+	blksnap-storage list | grep -q "^$id	taken	/mnt/o/.diff$" || fail "list after SIGKILL: $(blksnap-storage list)"
+	lsattr /mnt/o/.diff | cut -d' ' -f1 | grep -q i || fail "storage file no longer immutable"
+	# 22 MiB copied on write while nobody watches: free space drops under
+	# 16 MiB (the event waits in the kernel), the 32 MiB are not exhausted.
+	gen 73 $((22 * 1048576)) | dd of=/mnt/o/big bs=1M conv=notrunc,fsync 2>/dev/null || fail "overwrite failed"
+	grep -q corrupted /tmp/w1.json && fail "corrupted"
+
+	# A new watcher gets the pending event and grows the file.
+	blksnap-storage watch --json --snapshot "$id" --step 16M /mnt/o/.diff > /tmp/w2.json 2> /tmp/w2.err &
+	w=$!
+	wait_for 30 grep -q '"event":"grown"' /tmp/w2.json ||
+		fail "no growth after the restart: $(cat /tmp/w2.json /tmp/w2.err | tr '\n' ' ')"
+	# Growth goes on: 22 MiB more, 2 MiB at a time (a growth, which mounts
+	# the image to check the new sectors, takes a second or two here).
+	i=11
+	while [ $i -lt 22 ]; do
+		gen $((74 + i)) 2097152 | dd of=/mnt/o/big bs=1M seek=$((i * 2)) conv=notrunc,fsync 2>/dev/null ||
+			fail "overwrite failed"
+		i=$((i + 1))
+	done
+	sleep 2
+	kill -0 $w 2>/dev/null || fail "watcher 2 ended: $(cat /tmp/w2.json /tmp/w2.err | tr '\n' ' ')"
+	grep -q '"event":"corrupted"' /tmp/w2.json && fail "snapshot corrupted: $(cat /tmp/w2.json)"
+	[ "$(grep -c '"event":"grown"' /tmp/w2.json)" -ge 2 ] || fail "only one growth for 44 MiB: $(cat /tmp/w2.json)"
+	size=$(stat -c %s /mnt/o/.diff)
+	[ "$size" -ge $((64 * 1048576)) ] || fail "storage file is $size bytes"
+	note "$fs: storage grew to $size bytes after the watcher's restart"
+
+	run mount -o "$(ro_opts "$fs")" "$img" /mnt/i
+	tree_sums /mnt/i | grep -v ' ./.diff$' | cmp -s - /tmp/before.sums || fail "the image differs from the origin at take time"
+	run umount /mnt/i
+	fsck_image "$fs" "$img"
+	run blksnap-storage destroy "$id"
+	wait_for 10 eval "! kill -0 $w 2>/dev/null" || fail "watcher 2 still runs after destroy"
+	wait $w || fail "watcher 2 exit code $? after destroy"
+	grep -q '"event":"destroyed"' /tmp/w2.json || fail "watcher 2 did not report the destroy"
+	rm /mnt/o/.diff || fail "cannot delete the storage file after destroy"
+	run umount /mnt/o
+	no_snapshots
+}
+
+# storage_pinned_test FS: the body of storage-file-pinned-FS.
+storage_pinned_test() {
+	local fs=$1 orig=/dev/vdb id f=/mnt/o/snap.diff ranges size
+	load_module
+	mkfs_of "$fs" $orig
+	mkdir -p /mnt/o && run mount $orig /mnt/o
+	fill_tree /mnt/o/data 81 4
+	id=$(blksnap-storage create /mnt/o) || fail "create failed"
+	run blksnap-storage add --snapshot "$id" $f 32M > /dev/null
+
+	# eperm WHEN CMD...: CMD must fail with "Operation not permitted".
+	eperm() {
+		local when=$1 out
+		shift
+		out=$("$@" 2>&1) && fail "'$*' succeeded on a pinned storage file ($when)"
+		case "$out" in
+		*"Operation not permitted"*) ;;
+		*) fail "'$*' ($when): expected EPERM, got '$out'" ;;
+		esac
+	}
+	check_pinned() {
+		eperm "$1" rm -f $f
+		eperm "$1" truncate -s 0 $f
+		eperm "$1" truncate -s 64M $f
+		eperm "$1" sh -c ": > $f"
+		eperm "$1" sh -c "echo x >> $f"
+		eperm "$1" mv $f $f.moved
+		eperm "$1" ln $f $f.link
+		eperm "$1" fallocate -p -o 0 -l 1M $f
+		[ "$(stat -c %s $f)" = "$size" ] || fail "size of the pinned file changed ($1)"
+		[ "$(blksnap-storage ranges $f)" = "$ranges" ] || fail "the pinned file's sectors changed ($1)"
+		[ -e $f.moved ] || [ -e $f.link ] && fail "a moved or linked copy appeared ($1)"
+		return 0
+	}
+	size=$(stat -c %s $f)
+	ranges=$(blksnap-storage ranges $f) || fail "ranges failed"
+	check_pinned "after add"
+	run blksnap-storage take "$id"
+	check_pinned "after take"
+	fill_tree /mnt/o/data 82 4
+	check_pinned "with copy-on-write going on"
+
+	run blksnap-storage destroy "$id"
+	lsattr $f | cut -d' ' -f1 | grep -q i && fail "still immutable after destroy"
+	truncate -s 1M $f || fail "cannot truncate the storage file after destroy"
+	rm $f || fail "cannot delete the storage file after destroy"
+	[ -e $f ] && fail "storage file still there"
+	run umount /mnt/o
+	fsck_ro "$fs" $orig
+	no_snapshots
+}
+
+# storage_error_test FS: the body of storage-io-error-corrupts-only-snapshot-FS.
+# The storage file lives on an FS on a dm-linear device over /dev/vdd; its
+# sectors (and only those) are switched to the dm 'error' target while
+# the snapshot is held.
+storage_error_test() {
+	local fs=$1 orig=/dev/vdb id img w st=/dev/mapper/st total
+	load_module
+	mkfs_of "$fs" $orig
+	mkdir -p /mnt/o /mnt/st && run mount $orig /mnt/o
+	fill_tree /mnt/o/data 91 12
+	tree_sums /mnt/o > /tmp/before.sums
+	total=2097152
+	dm_create st "0 $total linear /dev/vdd 0"
+	mkfs_of "$fs" $st
+	run mount $st /mnt/st
+	id=$(snap_take /mnt/st/diff 128M $orig) || exit 1
+	img=$(cli_image "$id" $orig) || exit 1
+	blksnap-storage watch --json --snapshot "$id" /mnt/st/diff > /tmp/w.json 2> /tmp/w.err &
+	w=$!
+	wait_for 20 grep -q '"event":"started"' /tmp/w.json || fail "the watcher did not start: $(cat /tmp/w.err)"
+	# Some copy-on-write that works, and the image reads well.
+	gen 92 2097152 | dd of=/mnt/o/data/file0 bs=64k conv=notrunc,fsync 2>/dev/null || fail "write failed"
+	dd if="$img" of=/dev/null bs=1M count=64 2>/dev/null || fail "the image fails to read before the fault"
+
+	# The table: error over the file's sectors, linear elsewhere.
+	blksnap-storage ranges /mnt/st/diff | sort -k2,2n | awk -v total=$total '
+		BEGIN { pos = 0 }
+		{ s = $2; c = $3
+		  if (s > pos) print pos, s - pos, "linear /dev/vdd", pos
+		  print s, c, "error"; pos = s + c }
+		END { if (pos < total) print pos, total - pos, "linear /dev/vdd", pos }' > /tmp/table
+	grep -q error /tmp/table || fail "test bug: no storage range in the table"
+	dm_swap st < /tmp/table
+
+	# The origin is written: copying on write now fails.
+	fill_tree /mnt/o/new 93 12
+	gen 94 8388608 | dd of=/mnt/o/data/file1 bs=64k conv=notrunc,fsync 2>/dev/null || fail "origin write failed after the storage fault"
+	tree_sums /mnt/o > /tmp/after.sums
+	wait_for 60 eval "! kill -0 $w 2>/dev/null" || fail "the watcher saw no corrupted event: $(cat /tmp/w.json)"
+	wait $w
+	rc=$?
+	[ $rc = 3 ] || fail "watch exit code $rc, expected 3 (corrupted)"
+	grep -q '"event":"corrupted".*"device_dev":"'"$(devno $orig)"'"' /tmp/w.json ||
+		fail "no corrupted event for $orig: $(cat /tmp/w.json)"
+	note "$fs: $(grep corrupted /tmp/w.json)"
+	dd if="$img" of=/dev/null bs=1M count=64 2>/dev/null && fail "the corrupted image still reads"
+	[ "$(blksnap-storage list | cut -f2)" = taken ] || fail "the snapshot went away by itself"
+
+	# The origin has everything that was written, on disk.
+	run umount /mnt/o
+	fsck_ro "$fs" $orig
+	run mount $orig /mnt/o
+	tree_sums /mnt/o | cmp -s - /tmp/after.sums || fail "the origin does not hold what was written"
+	grep -q "^$(gen 94 8388608 | sha256sum | cut -d' ' -f1)  ./data/file1$" /tmp/after.sums ||
+		fail "file1 is not what was written"
+	run umount /mnt/o
+
+	run blksnap-storage destroy "$id"
+	echo "0 $total linear /dev/vdd 0" | dm_swap st
+	rm /mnt/st/diff || fail "cannot delete the storage file after destroy"
+	run umount /mnt/st
+	no_snapshots
+}
+
+# ==== storage scenarios: consistency, auto-grow, overflow, multi-device ====
+# Bodies of the consistency-*, autogrow-*, overflow-* and multi-device-*
+# tests, and their helpers. Origins are /dev/vdb (and /dev/vdc), mounted
+# at /mnt/o (/mnt/a, /mnt/b); images are mounted at /mnt/i.
+
+# fsum FILE [direct]: a fast checksum of a whole file or device (bsctl
+# sum), to compare devices raw where sha256sum would take minutes.
+fsum() {
+	local out
+	out=$(bsctl sum "$@")
+	[ ${#out} = 32 ] || fail "cannot checksum $1: $out" >&2
+	echo "$out"
+}
+
+# other_fs FS: the other of ext4 and xfs.
+other_fs() {
+	if [ "$1" = ext4 ]; then echo xfs; else echo ext4; fi
+}
+
+# Background processes and frozen filesystems of the test are released
+# when it exits, however it exits (a frozen filesystem would hang the
+# cleanup's umount).
+SCN_PIDS=
+SCN_FROZEN=
+scn_release() {
+	local p m
+	for m in $SCN_FROZEN; do fsfreeze --unfreeze "$m" 2>/dev/null; done
+	for p in $SCN_PIDS; do kill "$p" 2>/dev/null; done
+	SCN_FROZEN=
+	SCN_PIDS=
+}
+scn_track() {
+	SCN_PIDS="$SCN_PIDS $1"
+	trap scn_release EXIT
+}
+
+# freeze_fs MNT / thaw_fs MNT
+freeze_fs() {
+	run fsfreeze --freeze "$1"
+	SCN_FROZEN="$SCN_FROZEN $1"
+	trap scn_release EXIT
+}
+thaw_fs() {
+	run fsfreeze --unfreeze "$1"
+	SCN_FROZEN=$(echo "$SCN_FROZEN" | sed "s# $1##")
+}
+
+# busy_start DIR: fio rewrites random blocks of DIR/busy.dat (16 MiB)
+# in the background, fsync every 8 writes, for at most 5 minutes.
+busy_start() {
+	rm -f "$1/busy.dat"
+	fio --name=busy --filename="$1/busy.dat" --rw=randwrite --bsrange=4k-64k \
+		--size=16m --time_based --runtime=300 --ioengine=psync --fsync=8 \
+		--output=/dev/null > /dev/null 2>&1 &
+	BUSY_PID=$!
+	scn_track $BUSY_PID
+	wait_for 30 test -s "$1/busy.dat" || fail "the background writer did not start"
+	sleep 1
+}
+# busy_stop: the writer must still be running (so it ran all along).
+busy_stop() {
+	kill -0 "$BUSY_PID" 2>/dev/null || fail "the background writer ended early"
+	kill "$BUSY_PID"
+	wait "$BUSY_PID"
+}
+
+# churn DIR SEED: change a tree made by fill_tree DIR (24 files or more):
+# files 0-7 partly rewritten, 8-15 appended to, 16-23 deleted, and a new
+# tree DIR.new of 16 files.
+churn() {
+	local d=$1 s=$2 i
+	for i in 0 1 2 3 4 5 6 7; do
+		gen $((s + i)) 200000 | dd of="$d/file$i" bs=64k seek=1 conv=notrunc 2>/dev/null ||
+			fail "rewrite of $d/file$i failed"
+	done
+	for i in 8 9 10 11 12 13 14 15; do
+		gen $((s + i)) 70000 >> "$d/file$i" || fail "append to $d/file$i failed"
+	done
+	for i in 16 17 18 19 20 21 22 23; do
+		rm "$d/file$i" || fail "cannot delete $d/file$i"
+	done
+	fill_tree "$d.new" "$s" 16
+}
+
+# fsck_image FS IMG: fsck of a snapshot image. The xfs image of a mounted
+# filesystem has a dirty log (freeze covers the log instead of writing an
+# unmount record), which 'xfs_repair -n' reports as damage: the log is
+# then replayed by mounting the image read-write (writes to an image stay
+# in the image) and 'xfs_repair -n' must be clean. So: after the image's
+# other checks.
+fsck_image() {
+	if [ "$1" = xfs ] && ! xfs_repair -n "$2" > /tmp/fsck.out 2>&1 &&
+		grep -q 'valuable metadata changes in a log' /tmp/fsck.out; then
+		mkdir -p /mnt/i
+		run mount -o nouuid "$2" /mnt/i
+		run umount /mnt/i
+	fi
+	fsck_ro "$1" "$2"
+}
+
+# check_image_tree FS IMG DIR SUMS: IMG mounted read-only shows DIR's
+# files as SUMS (tree_sums of DIR at take time); fsck of IMG is clean
+# (fsck_image: for xfs this writes to the image).
+check_image_tree() {
+	mkdir -p /mnt/i
+	run mount -o "$(ro_opts "$1")" "$2" /mnt/i
+	tree_sums "/mnt/i/$3" > /tmp/image.sums
+	run umount /mnt/i
+	cmp -s /tmp/image.sums "$4" ||
+		fail "$1 image: files differ from take time: $(diff "$4" /tmp/image.sums | grep '^[-+]\.' | head -n 4 | tr '\n' ' ')"
+	fsck_image "$1" "$2"
+}
+
+# watch_start ID FILE LOG [OPTION...]: 'blksnap-storage watch --json' in
+# the background (WATCH_PID), its lines in LOG, its stderr in LOG.err;
+# returns once it said "started".
+watch_start() {
+	local id=$1 file=$2 log=$3
+	shift 3
+	blksnap-storage watch --json --snapshot "$id" "$@" "$file" > "$log" 2> "$log.err" &
+	WATCH_PID=$!
+	scn_track $WATCH_PID
+	wait_for 20 grep -q '"event":"started"' "$log" ||
+		fail "watch did not start: $(cat "$log" "$log.err" | tr '\n' ' ')"
+}
+
+# watch_end LOG: after destroy the watcher says "destroyed" and exits 0.
+watch_end() {
+	local rc
+	wait_for 20 eval "! kill -0 $WATCH_PID 2>/dev/null" || fail "watch still runs after destroy"
+	wait "$WATCH_PID"
+	rc=$?
+	[ $rc = 0 ] || fail "watch exited $rc after destroy: $(tail -n 2 "$1.err")"
+	grep -q '"event":"destroyed"' "$1" || fail "watch did not say destroyed: $(tail -n 1 "$1")"
+}
+
+# watch_clean LOG: no corrupted or grow_failed event, watcher alive.
+watch_clean() {
+	grep -q '"event":"corrupted"' "$1" && fail "snapshot corrupted: $(grep corrupted "$1")"
+	grep -q '"event":"grow_failed"' "$1" && fail "growth failed: $(grep grow_failed "$1" | head -n 1)"
+	kill -0 "$WATCH_PID" 2>/dev/null || fail "watch ended: $(tail -n 2 "$1" "$1.err" | tr '\n' ' ')"
+}
+
+# growth_stats LOG -> "COUNT GROWN_BYTES LAST_SIZE GIVEN_SECTORS
+# WITHHELD_SECTORS" over the "grown" lines; ODD=1 when a growth was not
+# by STEP bytes (growth_stats LOG STEP).
+growth_stats() {
+	awk -v step="${2:-0}" '/"event":"grown"/ {
+		n++
+		c = split($0, f, /[,{}]/)
+		for (i = 1; i <= c; i++) {
+			split(f[i], kv, ":")
+			if (kv[1] == "\"grown_bytes\"") { g += kv[2]; if (step && kv[2] != step) odd = 1 }
+			if (kv[1] == "\"size\"") s = kv[2]
+			if (kv[1] == "\"given_sectors\"") gv += kv[2]
+			if (kv[1] == "\"withheld_sectors\"") w += kv[2]
+		}
+	}
+	END { printf "%.0f %.0f %.0f %.0f %.0f %d\n", n, g, s, gv, w, odd }' "$1"
+}
+
+# overwrite FILE MIB [OFFSET_MIB]: MIB MiB of FILE overwritten in place
+# (direct I/O, 1 MiB writes): that much copy-on-write on its device.
+overwrite() {
+	fio --name=ow --filename="$1" --rw=write --bs=1m --size="${2}m" \
+		--offset="${3:-0}m" --ioengine=psync --direct=1 --output=/dev/null > /dev/null 2>&1 ||
+		fail "overwriting $2 MiB of $1 failed"
+}
+
+# setup_origin FS: FS on /dev/vdb at /mnt/o with data/ (40 files) and
+# keep/ (10 files), and the other filesystem type on /dev/vdd at /mnt/st.
+setup_origin() {
+	mkfs_of "$1" /dev/vdb
+	mkdir -p /mnt/o && run mount /dev/vdb /mnt/o
+	fill_tree /mnt/o/data 11 40
+	fill_tree /mnt/o/keep 12 10
+	storage_fs "$(other_fs "$1")"
+}
+
+# frozen_take ID MNT DEV: freeze MNT, checksum DEV raw (PRE_SUM), take the
+# snapshot, thaw: the image must be exactly PRE_SUM.
+frozen_take() {
+	freeze_fs "$2"
+	PRE_SUM=$(fsum "$3" direct) || exit 1
+	run blksnap-storage take "$1"
+	thaw_fs "$2"
+}
+
+# other_fs_consistency_test FS: body of consistency-storage-on-other-fs-FS.
+other_fs_consistency_test() {
+	local fs=$1 orig=/dev/vdb id img got
+	load_module
+	echo "PHASE $(uptime_s) 2" > /dev/kmsg
+	setup_origin "$fs"
+	echo "PHASE $(uptime_s) 3" > /dev/kmsg
+	tree_sums /mnt/o > /tmp/pre.sums
+	echo "PHASE $(uptime_s) 4" > /dev/kmsg
+	id=$(blksnap-storage create $orig) || fail "create $orig failed"
+	echo "PHASE $(uptime_s) 5" > /dev/kmsg
+	run blksnap-storage add --snapshot "$id" /mnt/st/snap.diff 256M
+	echo "PHASE $(uptime_s) 6" > /dev/kmsg
+	frozen_take "$id" /mnt/o $orig
+	echo "PHASE $(uptime_s) 7" > /dev/kmsg
+	img=$(cli_image "$id" $orig) || exit 1
+	echo "PHASE $(uptime_s) 8" > /dev/kmsg
+
+	# The origin changes and stays busy while the image is read.
+	echo "PHASE $(uptime_s) 10" > /dev/kmsg
+	churn /mnt/o/data 21
+	echo "PHASE $(uptime_s) 11" > /dev/kmsg
+	gen 22 $((8 * 1048576)) > /mnt/o/keep.big || fail "cannot write keep.big"
+	echo "PHASE $(uptime_s) 12" > /dev/kmsg
+	busy_start /mnt/o
+	echo "PHASE $(uptime_s) 13" > /dev/kmsg
+	got=$(fsum "$img") || exit 1
+	echo "PHASE $(uptime_s) 14" > /dev/kmsg
+	[ "$got" = "$PRE_SUM" ] || fail "$fs image: raw checksum differs from the origin at take time"
+	echo "PHASE $(uptime_s) 15" > /dev/kmsg
+	check_image_tree "$fs" "$img" . /tmp/pre.sums
+	echo "PHASE $(uptime_s) 16" > /dev/kmsg
+	busy_stop
+	echo "PHASE $(uptime_s) 17" > /dev/kmsg
+	sync
+	echo "PHASE $(uptime_s) 18" > /dev/kmsg
+	tree_sums /mnt/o > /tmp/post.sums
+	echo "PHASE $(uptime_s) 19" > /dev/kmsg
+	cmp -s /tmp/pre.sums /tmp/post.sums && fail "test bug: the origin did not change"
+	echo "PHASE $(uptime_s) 20" > /dev/kmsg
+
+	snap_destroy "$id" /mnt/st/snap.diff
+	echo "PHASE $(uptime_s) 22" > /dev/kmsg
+	[ -e "$img" ] && fail "$img still exists after destroy"
+	echo "PHASE $(uptime_s) 23" > /dev/kmsg
+	# The origin holds what was written.
+	echo "PHASE $(uptime_s) 24" > /dev/kmsg
+	run umount /mnt/o
+	echo "PHASE $(uptime_s) 25" > /dev/kmsg
+	fsck_ro "$fs" $orig
+	echo "PHASE $(uptime_s) 26" > /dev/kmsg
+	run mount $orig /mnt/o
+	echo "PHASE $(uptime_s) 27" > /dev/kmsg
+	tree_sums /mnt/o | cmp -s - /tmp/post.sums || fail "the origin lost writes made during the snapshot"
+	echo "PHASE $(uptime_s) 28" > /dev/kmsg
+	run umount /mnt/o
+	echo "PHASE $(uptime_s) 29" > /dev/kmsg
+	no_snapshots
+	echo "PHASE $(uptime_s) 30" > /dev/kmsg
+}
+
+# same_fs_consistency_test FS: body of consistency-storage-on-same-fs-FS.
+same_fs_consistency_test() {
+	local fs=$1 orig=/dev/vdb id img
+	load_module
+	mkfs_of "$fs" $orig
+	mkdir -p /mnt/o && run mount $orig /mnt/o
+	mkdir -p /mnt/o/var
+	fill_tree /mnt/o/t/data 31 40
+	fill_tree /mnt/o/t/keep 32 10
+	tree_sums /mnt/o/t > /tmp/pre.sums
+	# The usual setup: storage in /var of the filesystem being saved, the
+	# snapshot taken with the filesystem mounted (the take freezes it).
+	id=$(snap_take /mnt/o/var/snap.diff 128M /mnt/o) || exit 1
+	img=$(cli_image "$id" $orig) || exit 1
+	churn /mnt/o/t/data 33
+	gen 34 $((8 * 1048576)) > /mnt/o/t/keep.big || fail "cannot write keep.big"
+	busy_start /mnt/o
+	check_image_tree "$fs" "$img" t /tmp/pre.sums
+	busy_stop
+	sync
+	tree_sums /mnt/o/t > /tmp/post.sums
+	snap_destroy "$id" /mnt/o/var/snap.diff
+	run umount /mnt/o
+	fsck_ro "$fs" $orig
+	run mount $orig /mnt/o
+	tree_sums /mnt/o/t | cmp -s - /tmp/post.sums || fail "the origin lost writes made during the snapshot"
+	run umount /mnt/o
+	no_snapshots
+}
+
+# autogrow_test FS INITIAL_MIB MIN_MIB EARLY_MIB LATE_MIB: body of the
+# autogrow-* tests with storage on another filesystem. Threshold MIN_MIB,
+# storage INITIAL_MIB, 'watch --step 64M'; EARLY_MIB of overwrites must
+# not grow it, EARLY_MIB + LATE_MIB must, by 64 MiB steps, without
+# corruption; the image is raw-exact and its files and fsck are right.
+autogrow_test() {
+	local fs=$1 init=$2 min=$3 early=$4 late=$5 orig=/dev/vdb id img got st
+	local n bytes size given withheld odd want
+	load_module diff_storage_minimum=$((min * 2048))
+	setup_origin "$fs"
+	# The space the overwrites go to, allocated before the take.
+	run fallocate -l $(((early + late) * 1048576)) /mnt/o/big
+	sync
+	tree_sums /mnt/o/data > /tmp/pre.sums
+	id=$(blksnap-storage create /mnt/o) || fail "create failed"
+	run blksnap-storage add --snapshot "$id" /mnt/st/snap.diff ${init}M
+	frozen_take "$id" /mnt/o $orig
+	img=$(cli_image "$id" $orig) || exit 1
+	watch_start "$id" /mnt/st/snap.diff /tmp/w.json --step 64M
+
+	if [ "$early" -gt 0 ]; then
+		overwrite /mnt/o/big "$early"
+		sync
+		sleep 1
+		watch_clean /tmp/w.json
+		grep -q '"event":"grown"' /tmp/w.json &&
+			fail "grown after $early MiB of changes with $init MiB given and a $min MiB threshold: $(grep grown /tmp/w.json | head -n 1)"
+	fi
+	churn /mnt/o/data 41
+	overwrite /mnt/o/big "$late" "$early"
+	sync
+	sleep 2
+	watch_clean /tmp/w.json
+	set -- $(growth_stats /tmp/w.json 67108864)
+	n=$1 bytes=$2 size=$3 given=$4 withheld=$5 odd=$6
+	st=$(stat -c %s /mnt/st/snap.diff)
+	note "$fs: $n growths, $bytes bytes, file $st bytes: $(grep -c . /tmp/w.json) events"
+	# Events come when free space falls to MIN: after INIT - MIN MiB of
+	# copy-on-write, then every 64 MiB; EARLY + LATE MiB (plus churn and
+	# metadata) reach this many.
+	want=$(((early + late - init + min) / 64 + 1))
+	[ "$n" -ge "$want" ] || fail "$n growths for $((early + late)) MiB of changes, expected at least $want"
+	[ "$odd" = 0 ] || fail "a growth was not of the 64 MiB step: $(grep grown /tmp/w.json | tr '\n' ' ')"
+	[ "$withheld" = 0 ] || fail "$withheld sectors withheld on a filesystem the snapshot does not cover"
+	[ "$given" = $((bytes / 512)) ] || fail "given $given sectors for $bytes bytes of growth"
+	[ "$st" = "$size" ] && [ "$st" = $((init * 1048576 + bytes)) ] ||
+		fail "storage file is $st bytes; log says $size, expected $((init * 1048576 + bytes))"
+
+	got=$(fsum "$img") || exit 1
+	[ "$got" = "$PRE_SUM" ] || fail "$fs image: raw checksum differs from the origin at take time"
+	check_image_tree "$fs" "$img" data /tmp/pre.sums
+	run blksnap-storage destroy "$id"
+	watch_end /tmp/w.json
+	rm /mnt/st/snap.diff || fail "cannot delete the storage file after destroy"
+	run umount /mnt/o
+	fsck_ro "$fs" $orig
+	no_snapshots
+}
+
+# autogrow_deleted_test FS: body of autogrow-over-deleted-files-FS. The
+# storage file is inside the origin, large files written right after it
+# are deleted after the take (their blocks are free, the image still
+# shows them), then copy-on-write makes the watcher grow the file
+# several times: growth lands on those blocks, which must be withheld,
+# and every deleted file is intact in the image.
+autogrow_deleted_test() {
+	local fs=$1 orig=/dev/vdb id img i avail ballast n bytes size given withheld odd st
+	load_module diff_storage_minimum=65536
+	mkfs_of "$fs" $orig
+	mkdir -p /mnt/o && run mount $orig /mnt/o
+	id=$(blksnap-storage create /mnt/o) || fail "create failed"
+	run blksnap-storage add --snapshot "$id" /mnt/o/snap.diff 64M
+	# Written right after the storage file: where it grows next.
+	for i in 0 1 2 3; do
+		gen $((50 + i)) $((24 * 1048576)) > /mnt/o/del$i || fail "cannot write del$i"
+	done
+	fill_tree /mnt/o/data 55 24
+	sync
+	# Ballast leaves 320 MiB free at take time; it is overwritten later
+	# (copy-on-write without taking space).
+	avail=$(df -k /mnt/o | awk 'NR == 2 { print $4 }')
+	ballast=$((avail / 1024 - 320))
+	[ $ballast -ge 256 ] || fail "test bug: only $avail KiB available"
+	run fallocate -l $((ballast * 1048576)) /mnt/o/ballast
+	sync
+	for i in 0 1 2 3; do
+		fsum /mnt/o/del$i > /tmp/del$i.sum || exit 1
+	done
+	tree_sums /mnt/o/data > /tmp/pre.sums
+	run blksnap-storage take "$id"
+	img=$(cli_image "$id" $orig) || exit 1
+
+	rm /mnt/o/del0 /mnt/o/del1 /mnt/o/del2 /mnt/o/del3 || fail "cannot delete the files"
+	sync
+	watch_start "$id" /mnt/o/snap.diff /tmp/w.json --step 64M
+	# 224 MiB of copy-on-write through 64 MiB given and a 32 MiB threshold.
+	overwrite /mnt/o/ballast 224
+	churn /mnt/o/data 56
+	sync
+	sleep 2
+	watch_clean /tmp/w.json
+	set -- $(growth_stats /tmp/w.json)
+	n=$1 bytes=$2 size=$3 given=$4 withheld=$5
+	st=$(stat -c %s /mnt/o/snap.diff)
+	note "$fs: $n growths, $bytes bytes, $given sectors given, $withheld withheld, file $st bytes"
+	[ "$n" -ge 3 ] || fail "only $n growths for 224 MiB of changes: $(cat /tmp/w.json | tr '\n' ' ')"
+	[ "$given" -ge $(((224 - 64) * 2048)) ] || fail "only $given sectors given for 224 MiB of changes"
+	[ "$st" = "$size" ] && [ "$st" = $((64 * 1048576 + bytes)) ] ||
+		fail "storage file is $st bytes; log says $size, expected $((64 * 1048576 + bytes))"
+	[ "$withheld" -gt 0 ] ||
+		fail "test setup: no growth landed on blocks freed after the take (nothing withheld), the case was not exercised"
+
+	mkdir -p /mnt/i
+	run mount -o "$(ro_opts "$fs")" "$img" /mnt/i
+	for i in 0 1 2 3; do
+		[ -f /mnt/i/del$i ] || fail "del$i missing in the image"
+		[ "$(fsum /mnt/i/del$i)" = "$(cat /tmp/del$i.sum)" ] ||
+			fail "deleted file del$i is damaged in the image (its blocks were reused as storage?)"
+	done
+	run umount /mnt/i
+	check_image_tree "$fs" "$img" data /tmp/pre.sums
+	run blksnap-storage destroy "$id"
+	watch_end /tmp/w.json
+	rm /mnt/o/snap.diff || fail "cannot delete the storage file after destroy"
+	run umount /mnt/o
+	fsck_ro "$fs" $orig
+	no_snapshots
+}
+
+# overflow_test FS: body of overflow-corrupts-only-image-FS.
+overflow_test() {
+	local fs=$1 orig=/dev/vdb id img out n want got rc
+	load_module
+	setup_origin "$fs"
+	id=$(snap_take /mnt/st/small.diff 16M /mnt/o) || exit 1
+	img=$(cli_image "$id" $orig) || exit 1
+	# 64 MiB of new data and changed files: far more than 16 MiB.
+	gen 61 $((64 * 1048576)) | dd of=/mnt/o/new.dat bs=1M conv=fsync 2>/dev/null ||
+		fail "write to the origin failed"
+	churn /mnt/o/data 62
+	sync
+	tree_sums /mnt/o > /tmp/written.sums
+	want=$(gen 61 $((64 * 1048576)) | bsctl sum /proc/self/fd/0)
+
+	# Nobody grows the storage: the events queue up, the corrupted one
+	# names the origin.
+	n=0
+	while :; do
+		n=$((n + 1))
+		[ $n -le 10 ] || fail "no corrupted event among 10 events"
+		out=$(bsctl wait "$id" 20000)
+		case "$out" in
+		"OK low_free_space "*) ;;
+		"OK corrupted "*) break ;;
+		*) fail "waiting for the corrupted event: '$out'" ;;
+		esac
+	done
+	set -- $out
+	[ "$3" = "$(devnum $orig)" ] || fail "corrupted event names $3, not $orig ($(devnum $orig))"
+	[ "$4" != 0 ] || fail "corrupted event with error code 0"
+	note "$fs: $out"
+
+	# The image refuses to read; the origin has every byte written.
+	out=$(dd if="$img" of=/dev/null bs=1M count=1 2>&1) && fail "the corrupted image still reads"
+	echo "$out" | grep -q "I/O error" || fail "reading the corrupted image: '$out', expected an I/O error"
+	dd if="$img" of=/dev/null bs=1M 2>/dev/null && fail "the corrupted image still reads whole"
+	[ "$(bsctl sum "$img" direct)" = "ERR EIO" ] || fail "direct read of the corrupted image is not EIO"
+	run umount /mnt/o
+	fsck_ro "$fs" $orig
+	run mount $orig /mnt/o
+	tree_sums /mnt/o | cmp -s - /tmp/written.sums || fail "the origin does not hold what was written"
+	got=$(fsum /mnt/o/new.dat) || exit 1
+	[ "$got" = "$want" ] || fail "new.dat on the origin is not what was written"
+
+	out=$(blksnap-storage destroy "$id" 2>&1)
+	rc=$?
+	[ $rc = 0 ] || fail "destroy of the corrupted snapshot exited $rc: $out"
+	[ -e "$img" ] && fail "$img still exists after destroy"
+	no_snapshots
+	rm /mnt/st/small.diff || fail "cannot delete the storage file after destroy"
+
+	# A new snapshot of the same device works and is consistent.
+	tree_sums /mnt/o > /tmp/pre.sums
+	id=$(blksnap-storage create /mnt/o) || fail "second create failed"
+	run blksnap-storage add --snapshot "$id" /mnt/st/snap2.diff 256M
+	frozen_take "$id" /mnt/o $orig
+	img=$(cli_image "$id" $orig) || exit 1
+	gen 63 $((32 * 1048576)) | dd of=/mnt/o/new.dat bs=1M conv=notrunc,fsync 2>/dev/null ||
+		fail "write to the origin failed"
+	fill_tree /mnt/o/more 64 16
+	busy_start /mnt/o
+	got=$(fsum "$img") || exit 1
+	[ "$got" = "$PRE_SUM" ] || fail "second snapshot: raw checksum differs from the origin at take time"
+	check_image_tree "$fs" "$img" . /tmp/pre.sums
+	busy_stop
+	snap_destroy "$id" /mnt/st/snap2.diff
+	run umount /mnt/o
+	no_snapshots
+}
+# ==== end of storage scenarios ====
