@@ -4,6 +4,8 @@
 # "N passed, N failed" line. Exit status 1 if any test failed.
 #
 # usage: run.sh BZIMAGE INITRAMFS OUTDIR [TEST...]
+# A test with a "# reboot: NAME" line is followed by a hard power-off and
+# a second boot on the same disks that runs NAME.sh (see guest/init).
 # env:   VM_ACCEL=kvm to use KVM (TCG by default: KVM guests hang here),
 #        VM_MEM (MiB, default 2048), VM_CPUS (default 2)
 set -uo pipefail
@@ -18,6 +20,24 @@ if [ ${#tests[@]} -eq 0 ]; then
 		[ "$n" = common ] || tests+=("$n")
 	done
 fi
+
+# A test with a "# reboot: NAME" line ends with the guest losing power;
+# the next boot keeps the disks and runs NAME first (a follow-up is never
+# run on its own).
+reboot_of() {
+	sed -n 's/^# reboot: *\([^ ]*\).*/\1/p' "$here/tests/$1.sh" | head -n 1
+}
+declare -A is_followup
+for f in "$here"/tests/*.sh; do
+	n=$(basename "$f" .sh)
+	[ "$n" = common ] || n=$(reboot_of "$n")
+	[ -n "$n" ] && [ "$n" != common ] && is_followup[$n]=1
+done
+kept=()
+for t in "${tests[@]}"; do
+	[ -n "${is_followup[$t]:-}" ] || kept+=("$t")
+done
+tests=("${kept[@]}")
 
 bad_pattern='BUG:|WARNING:|Oops|KASAN|UBSAN|possible circular|possible recursive|inconsistent lock|blocked for more than|kmemleak:.*new suspected|general protection|Kernel panic'
 mkdir -p "$outdir"
@@ -44,7 +64,7 @@ boot() {
 	local name=$1 budget=60 t accel
 	shift
 	for t in "$@"; do budget=$((budget + $(test_timeout "$t") + 30)); done
-	make_disks
+	[ "$keep_disks" = 1 ] || make_disks
 	: > "$outdir/$name.results"
 	accel=${VM_ACCEL:-tcg}
 	timeout -s KILL "$budget" qemu-system-x86_64 \
@@ -86,11 +106,13 @@ record() {
 
 remaining=("${tests[@]}")
 run_no=0
+keep_disks=0
 while [ ${#remaining[@]} -gt 0 ]; do
 	run_no=$((run_no + 1))
 	name=run$run_no
 	boot "$name" "${remaining[@]}"
 	qrc=$?
+	keep_disks=0
 	res=$outdir/$name.results
 	con=$outdir/$name.console
 	current=
@@ -125,6 +147,18 @@ while [ ${#remaining[@]} -gt 0 ]; do
 		fi
 		record "$current" "FAIL $why"
 	fi
+	# After a test that powers the guest off, its follow-up comes first
+	# on the same disks, if the test got through.
+	for t in "${remaining[@]}"; do
+		f=$(reboot_of "$t")
+		[ -n "$f" ] || continue
+		if grep -aq "^REBOOT $t\$" "$res" && [ "${verdict[$t]:-}" = PASS ]; then
+			next=("$f" "${next[@]}")
+			keep_disks=1
+		elif [ -n "${verdict[$t]:-}" ]; then
+			record "$f" "FAIL not run: $t did not pass"
+		fi
+	done
 	remaining=("${next[@]}")
 done
 

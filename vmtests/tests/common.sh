@@ -1199,3 +1199,79 @@ overflow_test() {
 	no_snapshots
 }
 # ==== end of storage scenarios ====
+
+# crash_before FS / crash_after FS: the bodies of crash-with-held-snapshot-FS
+# and its follow-up, run after the guest lost power (see "# reboot:" in
+# run.sh). What was synced is recorded on /dev/vdc, which the crash spares.
+crash_before() {
+	local fs=$1 orig=/dev/vdb id n
+	load_module
+	mkfs_of "$fs" $orig
+	mkdir -p /mnt/o && run mount $orig /mnt/o
+	fill_tree /mnt/o/a 101 10
+	id=$(snap_take /mnt/o/.snapdiff 128M /mnt/o) || exit 1
+	# Copy-on-write going on: new files, an in-place overwrite, a move, a
+	# delete; all synced.
+	fill_tree /mnt/o/b 102 10
+	gen 103 200000 | dd of=/mnt/o/a/file0 bs=4k conv=notrunc,fsync 2>/dev/null || fail "overwrite failed"
+	mv /mnt/o/a/file1 /mnt/o/b/moved && rm /mnt/o/a/file2 && sync || fail "mv/rm failed"
+	(cd /mnt/o && find a b -type f | sort | xargs sha256sum) > /tmp/synced.sums
+	[ "$(wc -l < /tmp/synced.sums)" = 19 ] || fail "test bug: $(wc -l < /tmp/synced.sums) synced files"
+	{ echo "blksnap-crash-v1 $fs $id"; cat /tmp/synced.sums; echo END; } > /tmp/record
+	dd if=/tmp/record of=/dev/vdc bs=64k conv=sync,fsync 2>/dev/null || fail "cannot record the synced state"
+	# Writes nobody syncs, going on until the power goes; background
+	# writeback every half second, so that some of it is on its way to
+	# the disk (and copied on write) when the power goes.
+	echo 50 > /proc/sys/vm/dirty_writeback_centisecs
+	echo 100 > /proc/sys/vm/dirty_expire_centisecs
+	[ -w /proc/sys/fs/xfs/xfssyncd_centisecs ] && echo 100 > /proc/sys/fs/xfs/xfssyncd_centisecs
+	mkdir /mnt/o/c
+	(n=0; while :; do gen $((200 + n)) 262144 > /mnt/o/c/f$n; n=$((n + 1)); done) > /dev/null 2>&1 &
+	(while :; do gen 300 4194304 | dd of=/mnt/o/c/big bs=64k conv=notrunc 2>/dev/null; done) > /dev/null 2>&1 &
+	sleep 6
+	n=$(ls /mnt/o/c | wc -l)
+	[ "$n" -gt 2 ] || fail "the writers do not write ($n files)"
+	blksnap-storage list | grep -q "^$id	taken	" || fail "the snapshot is not held"
+	note "$fs: power goes off with snapshot $id held and $n unsynced files being written"
+}
+
+crash_after() {
+	local fs=$1 orig=/dev/vdb id head
+	dd if=/dev/vdc bs=64k count=1 2>/dev/null | sed -n '1,/^END$/p' > /tmp/record
+	head=$(head -n 1 /tmp/record)
+	case "$head" in
+	"blksnap-crash-v1 $fs "*) id=${head##* } ;;
+	*) fail "no record of the synced state on /dev/vdc (did the test before the power-off run?)" ;;
+	esac
+	sed '1d; $d' /tmp/record > /tmp/synced.sums
+	[ "$(wc -l < /tmp/synced.sums)" = 19 ] || fail "the record is damaged"
+	lsmod | grep -q '^blksnap' && fail "blksnap is loaded after the reboot"
+
+	# Mounting replays the journal; then everything synced is there.
+	mkdir -p /mnt/o && run mount $orig /mnt/o
+	(cd /mnt/o && sha256sum -c /tmp/synced.sums) > /tmp/check.out 2>&1 ||
+		fail "synced data lost: $(grep -v ': OK$' /tmp/check.out | head -n 3 | tr '\n' ' ')"
+	[ -e /mnt/o/a/file1 ] || [ -e /mnt/o/a/file2 ] && fail "a synced move or delete was undone"
+	# The storage file outlived its snapshot: still pinned, as the record of
+	# it was in /run; chattr -i frees it.
+	if lsattr /mnt/o/.snapdiff | cut -d' ' -f1 | grep -q i; then
+		note "$fs: after the crash the storage file of $id is still immutable; chattr -i frees it"
+		chattr -i /mnt/o/.snapdiff || fail "chattr -i failed"
+	fi
+	rm /mnt/o/.snapdiff || fail "cannot delete the old storage file"
+	note "$fs: $(ls /mnt/o/c 2>/dev/null | wc -l) of the unsynced files survived"
+	run umount /mnt/o
+	fsck_ro "$fs" $orig
+
+	# blksnap works on the device again.
+	load_module
+	no_snapshots
+	mkdir -p /mnt/i && run mount $orig /mnt/o
+	tree_sums /mnt/o > /tmp/now.sums
+	id=$(snap_take /mnt/o/.snapdiff2 64M /mnt/o) || exit 1
+	run mount -o "$(ro_opts "$fs")" "$(cli_image "$id" $orig)" /mnt/i
+	tree_sums /mnt/i | grep -v ' ./.snapdiff2$' | cmp -s - /tmp/now.sums || fail "the new snapshot's image differs"
+	run umount /mnt/i
+	snap_destroy "$id" /mnt/o/.snapdiff2
+	run umount /mnt/o
+}
