@@ -403,9 +403,11 @@ note() {
 # the image is clean, the origin's tree is the one before, and the
 # image's writes are marked in the CBT map.
 image_write_test() {
-	local fs=$1 orig=/dev/vdb id img before opts f2 r r2
+	local fs=$1 orig=/dev/mapper/origin id img before opts f2 r r2
 	load_module
 	storage_fs
+	# 384 MiB of /dev/vdb: the whole device is hashed twice.
+	dm_create origin "0 786432 linear /dev/vdb 0"
 	mkfs_of "$fs" $orig
 	mkdir -p /mnt/o /mnt/i && run mount $orig /mnt/o
 	fill_tree /mnt/o/data 31 12
@@ -413,8 +415,8 @@ image_write_test() {
 	f2=$(sha /mnt/o/data/file2)
 	run umount /mnt/o
 	before=$(sha $orig)
-	r=$(dd if=$orig bs=1M skip=920 count=4 2>/dev/null | sha256sum | cut -d' ' -f1)
-	r2=$(dd if=$orig bs=1M skip=924 count=2 2>/dev/null | sha256sum | cut -d' ' -f1)
+	r=$(dd if=$orig bs=1M skip=340 count=4 2>/dev/null | sha256sum | cut -d' ' -f1)
+	r2=$(dd if=$orig bs=1M skip=344 count=2 2>/dev/null | sha256sum | cut -d' ' -f1)
 	id=$(snap_take /mnt/st/diff 256M $orig) || exit 1
 	img=$(cli_image "$id" $orig) || exit 1
 	opts=rw
@@ -441,22 +443,22 @@ image_write_test() {
 	[ "$(grep -c ' ./new/file' /tmp/img2.sums)" = 5 ] || fail "new files missing in the image"
 	fsck_ro "$fs" "$img"
 
-	# Raw: 4 MiB at 920 MiB of the image, then 4 MiB of the origin over its
+	# Raw: 4 MiB at 340 MiB of the image, then 4 MiB of the origin over its
 	# second half and past it.
-	gen 51 4194304 | dd of="$img" bs=1M seek=920 conv=notrunc,fsync 2>/dev/null || fail "raw write to the image failed"
-	[ "$(dd if=$orig bs=1M skip=920 count=4 2>/dev/null | sha256sum | cut -d' ' -f1)" = "$r" ] ||
+	gen 51 4194304 | dd of="$img" bs=1M seek=340 conv=notrunc,fsync 2>/dev/null || fail "raw write to the image failed"
+	[ "$(dd if=$orig bs=1M skip=340 count=4 2>/dev/null | sha256sum | cut -d' ' -f1)" = "$r" ] ||
 		fail "a raw write to the image reached the origin"
-	gen 52 4194304 | dd of=$orig bs=1M seek=922 conv=notrunc,fsync 2>/dev/null || fail "write to the origin failed"
-	[ "$(dd if="$img" bs=1M skip=920 count=4 2>/dev/null | sha256sum | cut -d' ' -f1)" = \
+	gen 52 4194304 | dd of=$orig bs=1M seek=342 conv=notrunc,fsync 2>/dev/null || fail "write to the origin failed"
+	[ "$(dd if="$img" bs=1M skip=340 count=4 2>/dev/null | sha256sum | cut -d' ' -f1)" = \
 	  "$(gen 51 4194304 | sha256sum | cut -d' ' -f1)" ] ||
 		fail "the image lost what was written to it when the origin was written there"
-	[ "$(dd if=$orig bs=1M skip=922 count=4 2>/dev/null | sha256sum | cut -d' ' -f1)" = \
+	[ "$(dd if=$orig bs=1M skip=342 count=4 2>/dev/null | sha256sum | cut -d' ' -f1)" = \
 	  "$(gen 52 4194304 | sha256sum | cut -d' ' -f1)" ] || fail "the origin does not hold its own write"
-	[ "$(dd if="$img" bs=1M skip=924 count=2 2>/dev/null | sha256sum | cut -d' ' -f1)" = "$r2" ] ||
+	[ "$(dd if="$img" bs=1M skip=344 count=2 2>/dev/null | sha256sum | cut -d' ' -f1)" = "$r2" ] ||
 		fail "the image does not show the origin as at take time past the image's write"
 
 	# The image's writes are changes for the next incremental backup.
-	echo "$((920 * 2048)) 8192" | ranges_blocks $(($(cbt_field $orig block_size) / 512)) > /tmp/want
+	echo "$((340 * 2048)) 8192" | ranges_blocks $(($(cbt_field $orig block_size) / 512)) > /tmp/want
 	cbt_blocks $orig --since 0 > /tmp/got || exit 1
 	[ -z "$(lines_minus /tmp/want /tmp/got)" ] || fail "raw image writes are not in the CBT map"
 	snap_destroy "$id" /mnt/st/diff
