@@ -13,6 +13,7 @@ all: cli ## build the blksnap-storage command (the default)
 include mk/userland.mk
 -include mk/kernel.mk
 -include mk/vmtest.mk
+-include mk/demo.mk
 
 check: ## unit tests, CLI host tests and the VM tests (DEBUG=1: on the debug kernel)
 	@scripts/check.sh $(if $(DEBUG),DEBUG=$(DEBUG))
