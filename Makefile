@@ -14,6 +14,7 @@ include mk/userland.mk
 -include mk/kernel.mk
 -include mk/vmtest.mk
 -include mk/demo.mk
+-include mk/bench.mk
 
 check: ## unit tests, CLI host tests and the VM tests (DEBUG=1: on the debug kernel)
 	@scripts/check.sh $(if $(DEBUG),DEBUG=$(DEBUG))

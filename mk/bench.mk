@@ -1,0 +1,24 @@
+# Benchmarks: the built kernel in QEMU once, fio as the load, blksnap
+# against no snapshot and against dm-snapshot; prints the table and
+# writes $(BENCH_OUT)/results.json, results.md, results.svg.
+#   make bench [VM_SKIP_KERNEL=1] [VM_OUT=dir] [BENCH_QUICK=1]
+# Needs mk/kernel.mk, mk/vmtest.mk and mk/userland.mk (included before).
+
+# The results go to build/bench unless VM_OUT is given.
+BENCH_OUT       := $(if $(filter command line environment,$(origin VM_OUT)),$(VM_OUT),$(BUILD)/bench)
+BENCH_INITRAMFS := $(BENCH_OUT)/bench-initramfs.cpio.gz
+BENCH_SFGROW    := $(BUILD)/bench-sfgrow
+
+$(BENCH_SFGROW): vmtests/bench/sfgrow.c $(SF_LIB) storagefile/storagefile.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ vmtests/bench/sfgrow.c $(SF_LIB)
+
+$(BENCH_INITRAMFS): $(BLKSNAP_KO) $(CLI_BIN) $(BSCTL) $(VM_INPUTS) vmtests/bench.sh | vm-deps
+	@mkdir -p $(dir $@)
+	@echo "  INITRD  $@"
+	@vmtests/mkinitramfs.sh $@ $(BLKSNAP_KO) $(CLI_BIN) $(BSCTL)
+
+.PHONY: bench
+bench: $(if $(filter 1,$(VM_SKIP_KERNEL)),,kernel) cli $(BENCH_INITRAMFS) $(BENCH_SFGROW) ## run the benchmarks in QEMU: table, results.json/.svg in build/bench (BENCH_QUICK=1: small)
+	@BENCH_COMMAND="make bench$(if $(BENCH_QUICK), BENCH_QUICK=$(BENCH_QUICK))" \
+		vmtests/bench-run.sh $(BZIMAGE) $(BENCH_INITRAMFS) $(BENCH_SFGROW) $(BENCH_OUT)

@@ -1,0 +1,594 @@
+#!/usr/bin/env python3
+"""Report of `make bench`: read the host's and the guest's result lines
+(vmtests/bench-run.sh, vmtests/bench.sh), print the tables, and write
+OUTDIR/results.json (every raw figure, versions, parameters, the derived
+ratios), OUTDIR/results.md (the tables) and OUTDIR/results.svg (a chart).
+
+Figures are ratios to a baseline measured in the same run; absolute
+numbers come from TCG emulation and are shown, not judged.
+
+usage: bench-report.py --out DIR [--command CMD] RESULTS...
+Result lines: "BENCH key number", "FIO key {json}", "INFO key text",
+"LOG text", "ERROR where text", "DONE".
+"""
+import argparse
+import json
+import math
+import re
+import statistics
+import sys
+
+WORKLOADS = [
+    ("rand4k_new", "4 KiB random writes, never-touched chunks", "4 KiB random, new chunks"),
+    ("rand4k_rewrite", "4 KiB random rewrites, chunks already copied", "4 KiB random, copied chunks"),
+    ("seq1m_new", "1 MiB sequential writes, never-touched chunks", "1 MiB sequential, new chunks"),
+]
+CONFIGS = [
+    ("none", "no snapshot"),
+    ("blksnap_other", "blksnap, storage on another disk"),
+    ("blksnap_same", "blksnap, storage file on the origin's fs"),
+    ("dmsnap", "dm-snapshot (transient, same chunk, same disk)"),
+]
+COLORS = {"blksnap_other": "#1f77b4", "blksnap_same": "#74a9cf",
+          "dmsnap": "#ff7f0e", "blksnap": "#1f77b4", "dm": "#ff7f0e",
+          "base": "#9e9e9e"}
+
+
+def parse(paths):
+    r = {"values": {}, "fio": {}, "info": {}, "log": [], "errors": [],
+         "done": False}
+    for path in paths:
+        try:
+            f = open(path, encoding="utf-8", errors="replace")
+        except OSError as e:
+            r["errors"].append(f"{path}: {e}")
+            continue
+        with f:
+            for line in f:
+                line = line.rstrip("\r\n")
+                kind, _, rest = line.partition(" ")
+                if kind == "BENCH":
+                    k, _, v = rest.partition(" ")
+                    try:
+                        r["values"][k] = float(v)
+                    except ValueError:
+                        r["errors"].append(f"bad value line: {line[:200]}")
+                elif kind == "FIO":
+                    k, _, v = rest.partition(" ")
+                    try:
+                        # fio may print a warning before its JSON.
+                        r["fio"][k] = json.loads(v[v.index("{"):])
+                    except ValueError:
+                        r["errors"].append(f"unreadable fio JSON for {k}")
+                elif kind == "INFO":
+                    k, _, v = rest.partition(" ")
+                    r["info"][k] = v
+                elif kind == "LOG":
+                    r["log"].append(rest)
+                elif kind == "ERROR":
+                    r["errors"].append(rest)
+                elif kind == "DONE":
+                    r["done"] = True
+    return r
+
+
+def fio_summary(job_json):
+    """The figures of one fio job: direction, ios, bytes, seconds, MB/s,
+    IOPS, mean and p99 latency (µs)."""
+    job = job_json["jobs"][0]
+    ddir = "write" if job["write"]["io_bytes"] else "read"
+    d = job[ddir]
+    pct = d.get("clat_ns", {}).get("percentile", {})
+    return {
+        "dir": ddir,
+        "ios": d["total_ios"],
+        "bytes": d["io_bytes"],
+        "runtime_s": d["runtime"] / 1000.0,
+        "mb_s": d["bw_bytes"] / 1e6,
+        "iops": d["iops"],
+        "lat_mean_us": d["lat_ns"]["mean"] / 1000.0,
+        "lat_p99_us": pct.get("99.000000", 0) / 1000.0,
+    }
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def reps_of(values, fio, prefix):
+    """Repetition numbers present for keys starting with PREFIX.rN."""
+    pat = re.compile(re.escape(prefix) + r"\.r(\d+)\.")
+    found = set()
+    for k in list(values) + list(fio):
+        m = pat.match(k)
+        if m:
+            found.add(int(m.group(1)))
+    return sorted(found)
+
+
+def fmt(x, digits=2, unit=""):
+    if x is None:
+        return "n/m"
+    if isinstance(x, str):
+        return x
+    if abs(x) >= 100:
+        s = f"{x:.0f}"
+    elif abs(x) >= 10:
+        s = f"{x:.1f}"
+    else:
+        s = f"{x:.{digits}f}"
+    return s + unit
+
+
+def disk_sum(values, key, devs, field):
+    return sum(values.get(f"{key}.disk.{d}.{field}", 0) for d in devs)
+
+
+# --- figures ------------------------------------------------------------------
+def write_figures(R):
+    v, fio = R["values"], R["fio"]
+    summ = {k: fio_summary(j) for k, j in fio.items()}
+    reps = reps_of(v, fio, "write.none")
+    out = {"reps": reps, "rows": {}}
+    for wl, _, _ in WORKLOADS:
+        row = {}
+        for cfg, _ in CONFIGS:
+            lats, mbs, ratios, iops = [], [], [], []
+            for r in reps:
+                s = summ.get(f"write.{cfg}.r{r}.{wl}")
+                base = summ.get(f"write.none.r{r}.{wl}")
+                if not s:
+                    continue
+                lats.append(s["lat_mean_us"])
+                mbs.append(s["mb_s"])
+                iops.append(s["iops"])
+                if base and base["lat_mean_us"]:
+                    ratios.append(s["lat_mean_us"] / base["lat_mean_us"])
+            cell = {"lat_mean_us": med(lats), "mb_s": med(mbs),
+                    "iops": med(iops), "cost_ratio": med(ratios)}
+            # What the disks did per write (first rep): chunk copies show as
+            # reads of the origin disk and writes to the storage disk.
+            k = f"write.{cfg}.r{reps[0]}.{wl}" if reps else None
+            if k and k in summ:
+                n = summ[k]["ios"] or 1
+                # origin and storage disks
+                cell["disk_per_write"] = disk_counters(v, k, ["vdb", "vdc"], n)
+                cell["cpu_ticks"] = cpu_ticks(v, k)
+            row[cfg] = cell
+        out["rows"][wl] = row
+    takes = {}
+    for cfg, _ in CONFIGS[1:]:
+        takes[cfg] = med([v.get(f"write.{cfg}.r{r}.take_s") for r in reps])
+    out["take_s"] = takes
+    return out
+
+
+READ_CASES = [("unchanged", "direct"), ("changed", "direct"),
+              ("unchanged", "buffered"), ("changed", "buffered")]
+
+
+def disk_counters(v, key, disks, n):
+    """What DISKS did during job KEY, per fio I/O (n of them), and how many
+    I/Os were in flight on average while a disk was busy."""
+    busy = disk_sum(v, key, disks, "busy_ms")
+    return {
+        "r_ios": disk_sum(v, key, disks, "r_ios") / n,
+        "r_kib": disk_sum(v, key, disks, "r_sectors") / 2 / n,
+        "w_ios": disk_sum(v, key, disks, "w_ios") / n,
+        "w_kib": disk_sum(v, key, disks, "w_sectors") / 2 / n,
+        "r_ms": disk_sum(v, key, disks, "r_ms") / n,
+        "w_ms": disk_sum(v, key, disks, "w_ms") / n,
+        "busy_ms": busy,
+        "in_flight": (disk_sum(v, key, disks, "queue_ms") / busy) if busy else None}
+
+
+def cpu_ticks(v, key):
+    return {f: v.get(f"{key}.cpu.{f}") for f in ("user", "sys", "idle", "iowait", "irq")}
+
+
+def read_figures(R):
+    fio = R["fio"]
+    v = R["values"]
+    summ = {k: fio_summary(j) for k, j in fio.items() if k.startswith("read.")}
+    reps = sorted(int(m.group(1)) for k in summ
+                  for m in [re.match(r"read\.blksnap_origin\.unchanged\.direct\.r(\d+)$", k)] if m)
+    rows = {}
+    for data, mode in READ_CASES:
+        row = {}
+        for tool, orig, snap in (("blksnap", "blksnap_origin", "blksnap_image"),
+                                 ("dm", "dm_origin", "dm_snap")):
+            os_, ss, ratios = [], [], []
+            for r in reps:
+                o = summ.get(f"read.{orig}.{data}.{mode}.r{r}")
+                s = summ.get(f"read.{snap}.{data}.{mode}.r{r}")
+                if o:
+                    os_.append(o["mb_s"])
+                if s:
+                    ss.append(s["mb_s"])
+                if o and s and o["mb_s"]:
+                    ratios.append(s["mb_s"] / o["mb_s"])
+            cell = {"origin_mb_s": med(os_), "snap_mb_s": med(ss), "ratio": med(ratios)}
+            if reps:
+                for name, src in (("snap", snap), ("origin", orig)):
+                    k = f"read.{src}.{data}.{mode}.r{reps[0]}"
+                    if k in summ:
+                        n = summ[k]["ios"] or 1
+                        cell[f"{name}_lat_mean_us"] = summ[k]["lat_mean_us"]
+                        cell[f"{name}_disk_per_read"] = disk_counters(v, k, ["vdb", "vdc"], n)
+                        cell[f"{name}_cpu_ticks"] = cpu_ticks(v, k)
+            row[tool] = cell
+        rows[f"{data}.{mode}"] = row
+    return {"reps": reps, "rows": rows}
+
+
+def mem_kb(v, prefix):
+    s = v.get(prefix + ".slab_kb")
+    vm = v.get(prefix + ".vmalloc_kb")
+    f = v.get(prefix + ".memfree_kb")
+    if s is None or vm is None:
+        return None, None
+    return s + vm, f
+
+
+def scale_figures(R):
+    v = R["values"]
+    sizes = sorted({int(m.group(1)) for k in v
+                    for m in [re.match(r"scale\.\w+\.(\d+)g\.", k)] if m})
+    rows = {}
+    pcts = sorted({int(m.group(1)) for k in v
+                   for m in [re.match(r"scale\.\w+\.\d+g\.(?:mem\.)?change(\d+)", k)] if m})
+    for g in sizes:
+        row = {}
+        for tool in ("blksnap", "dm"):
+            p = f"scale.{tool}.{g}g"
+            base_sv, base_free = mem_kb(v, p + ".mem.before")
+            cell = {"chunk_bytes": v.get(p + ".chunk_bytes"),
+                    "chunks": v.get(p + ".chunks"),
+                    "create_s": v.get(p + ".create_s"),
+                    "take_s": v.get(p + ".take_s"),
+                    "destroy_s": v.get(p + ".destroy_s")}
+            phases = ["created", "taken"] + [f"change{q}" for q in pcts] + ["destroyed"]
+            for ph in phases:
+                sv, free = mem_kb(v, f"{p}.mem.{ph}")
+                if sv is None or base_sv is None:
+                    cell[f"mem_{ph}_mib"] = None
+                    cell[f"memfree_drop_{ph}_mib"] = None
+                    continue
+                cell[f"mem_{ph}_mib"] = (sv - base_sv) / 1024
+                cell[f"memfree_drop_{ph}_mib"] = (base_free - free) / 1024
+            for q in pcts:
+                cell[f"change{q}_chunks"] = v.get(f"{p}.change{q}.chunks")
+                cell[f"change{q}_skipped_copy_gib"] = v.get(f"{p}.change{q}.skipped_copy_gib")
+                k = f"{p}.change{q}"
+                if k in R["fio"]:
+                    cell[f"change{q}_s"] = fio_summary(R["fio"][k])["runtime_s"]
+            row[tool] = cell
+        rows[str(g)] = row
+    return {"sizes": sizes, "pcts": pcts, "rows": rows}
+
+
+def growth_figures(R):
+    v = R["values"]
+
+    def series(fmt_key):
+        out = []
+        r = 1
+        while fmt_key.format(r) in v:
+            out.append(v[fmt_key.format(r)])
+            r += 1
+        return out
+
+    g = {}
+    fa = series("host.fallocate.r{}.s")
+    sg = series("host.sf_grow.r{}.s")
+    g["host_fallocate_4g_s"] = med(fa)
+    g["host_sf_grow_4g_s"] = med(sg)
+    g["host_sf_grow_ratio"] = (med(sg) / med(fa)) if fa and sg and med(fa) else None
+    g["host_extents"] = med(series("host.sf_grow.r{}.extents"))
+    lat = series("growth.latency.r{}.s")
+    g["latency_s"] = med(lat)
+    g["latency_all_s"] = lat
+    g["trigger_write_s"] = med(series("growth.latency.r{}.trigger_write_s"))
+    o = series("growth.add_after_take.other_fs.r{}.s")
+    s = series("growth.add_after_take.same_fs.r{}.s")
+    g["add_after_take_other_fs_s"] = med(o)
+    g["add_after_take_same_fs_s"] = med(s)
+    g["add_after_take_same_over_other"] = (med(s) / med(o)) if o and s and med(o) else None
+    bursts = {}
+    for k in v:
+        m = re.match(r"growth\.burst\.t(\d+)\.b(\d+)\.survived$", k)
+        if m:
+            t, b = int(m.group(1)), int(m.group(2))
+            bursts.setdefault(t, {})[b] = {
+                "survived": bool(v[k]),
+                "growths": v.get(f"growth.burst.t{t}.b{b}.growths"),
+                "storage_bytes": v.get(f"growth.burst.t{t}.b{b}.storage_bytes"),
+                "mb_s": fio_summary(R["fio"][f"growth.burst.t{t}.b{b}"])["mb_s"]
+                if f"growth.burst.t{t}.b{b}" in R["fio"] else None}
+    g["bursts"] = {}
+    for t in sorted(bursts):
+        tried = bursts[t]
+        ok = [b for b in tried if tried[b]["survived"]]
+        bad = [b for b in tried if not tried[b]["survived"]]
+        g["bursts"][str(t)] = {"tried": {str(b): tried[b] for b in sorted(tried)},
+                               "largest_survived_mib": max(ok) if ok else 0,
+                               "first_overflow_mib": min(bad) if bad else None}
+    return g
+
+
+# --- tables -------------------------------------------------------------------
+def md_table(head, rows):
+    lines = ["| " + " | ".join(head) + " |",
+             "|" + "|".join("---" for _ in head) + "|"]
+    for r in rows:
+        lines.append("| " + " | ".join(r) + " |")
+    return "\n".join(lines)
+
+
+def tables(F):
+    out = []
+    W = F["write"]
+    rows = []
+    for wl, label, _ in WORKLOADS:
+        row = W["rows"].get(wl, {})
+        base = row.get("none", {})
+        cells = [label, fmt(base.get("lat_mean_us"), 0, " µs")]
+        for cfg, _ in CONFIGS[1:]:
+            c = row.get(cfg, {})
+            cells.append(f"**×{fmt(c.get('cost_ratio'))}** ({fmt(c.get('lat_mean_us'), 0, ' µs')})")
+        b, d = row.get("blksnap_other", {}).get("lat_mean_us"), row.get("dmsnap", {}).get("lat_mean_us")
+        cells.append(fmt(b / d if b and d else None))
+        rows.append(cells)
+    out.append("Write cost on the origin while a snapshot is held: mean latency per "
+               "write (fio psync, O_DIRECT, QD1) as a multiple of the same job without "
+               f"a snapshot (median of {len(W['reps'])} run(s)); last column: blksnap "
+               "(other disk) / dm-snapshot, > 1 means blksnap is slower.\n")
+    out.append(md_table(["workload", "no snapshot", "blksnap, other disk",
+                         "blksnap, file on origin fs", "dm-snapshot", "blksnap/dm"], rows))
+
+    Rd = F["read"]["rows"]
+    rows = []
+    for data, mode in READ_CASES:
+        r = Rd.get(f"{data}.{mode}", {})
+        b, d = r.get("blksnap", {}), r.get("dm", {})
+        rows.append([f"{data} data, {mode} 1 MiB reads",
+                     f"**{fmt(b.get('ratio'))}** ({fmt(b.get('snap_mb_s'), 0)} / {fmt(b.get('origin_mb_s'), 0)} MB/s)",
+                     f"**{fmt(d.get('ratio'))}** ({fmt(d.get('snap_mb_s'), 0)} / {fmt(d.get('origin_mb_s'), 0)} MB/s)",
+                     fmt(b["ratio"] / d["ratio"] if b.get("ratio") and d.get("ratio") else None)])
+    out.append("\nSequential read of the snapshot device as a fraction of the origin's "
+               "speed, same run (snapshot / origin MB/s); last column: blksnap / dm, "
+               "< 1 means blksnap is slower.\n")
+    out.append(md_table(["case", "blksnap image", "dm-snapshot device", "blksnap/dm"], rows))
+
+    S = F["scale"]
+    rows = []
+    for g in S["sizes"]:
+        for tool in ("blksnap", "dm"):
+            c = S["rows"][str(g)].get(tool, {})
+            ch = c.get("chunk_bytes")
+            cells = [f"{g} GiB", "blksnap" if tool == "blksnap" else "dm-snapshot",
+                     fmt(ch / 1024 if ch else None, 0, " KiB"),
+                     fmt(c.get("take_s"), 3, " s"),
+                     fmt(c.get("mem_taken_mib"), 1) + " / " + fmt(c.get("memfree_drop_taken_mib"), 1)]
+            for q in S["pcts"]:
+                if c.get(f"change{q}_skipped_copy_gib") is not None:
+                    cells.append(f"not run ({fmt(c[f'change{q}_skipped_copy_gib'], 0)} GiB to copy)")
+                else:
+                    cells.append(fmt(c.get(f"mem_change{q}_mib"), 1) + " / " +
+                                 fmt(c.get(f"memfree_drop_change{q}_mib"), 1))
+            cells.append(fmt(c.get("mem_destroyed_mib"), 1))
+            rows.append(cells)
+    out.append("\nScale: sparse origins. Kernel memory in MiB as *slab+vmalloc delta / "
+               "MemFree drop* against before create (after dropping caches); take "
+               "time includes the allocation of every chunk (blksnap) or the suspend, "
+               "load and resume of the origin (dm).\n")
+    out.append(md_table(["origin", "tool", "chunk", "take", "after take"] +
+                        [f"after changing {q}% of chunks" for q in S["pcts"]] +
+                        ["after destroy"], rows))
+
+    G = F["growth"]
+    rows = [["host ext4: `add FILE 4G` growth (sf_open+sf_grow) vs `fallocate 4G`+fsync",
+             f"**×{fmt(G.get('host_sf_grow_ratio'))}** ({fmt(G.get('host_sf_grow_4g_s') and G['host_sf_grow_4g_s'] * 1000, 1, ' ms')} vs {fmt(G.get('host_fallocate_4g_s') and G['host_fallocate_4g_s'] * 1000, 1, ' ms')}, {fmt(G.get('host_extents'), 0)} extents)"],
+            ["VM: low-space event to appended storage (`watch`, storage on another fs)",
+             f"{fmt(G.get('latency_s') and G['latency_s'] * 1000, 0, ' ms')} (trigger write {fmt(G.get('trigger_write_s') and G['trigger_write_s'] * 1000, 0, ' ms')})"],
+            ["VM: `add 64M` after take, file on the snapshotted fs vs on another fs",
+             f"**×{fmt(G.get('add_after_take_same_over_other'))}** ({fmt(G.get('add_after_take_same_fs_s') and G['add_after_take_same_fs_s'] * 1000, 0, ' ms')} vs {fmt(G.get('add_after_take_other_fs_s') and G['add_after_take_other_fs_s'] * 1000, 0, ' ms')})"]]
+    for t, b in G["bursts"].items():
+        tried = ", ".join(f"{m} MiB {'ok' if x['survived'] else 'OVERFLOW'}"
+                          f" ({fmt(x['mb_s'], 0)} MB/s)" for m, x in b["tried"].items())
+        rows.append([f"VM: largest sequential burst survived, watch 64M+64M steps, threshold {t} MiB",
+                     f"**{b['largest_survived_mib']} MiB** ({tried})"])
+    out.append("\nGrowth of the difference storage.\n")
+    out.append(md_table(["measure", "result"], rows))
+    return "\n".join(out) + "\n"
+
+
+# --- chart --------------------------------------------------------------------
+def esc(s):
+    return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+class Chart:
+    W = 980
+    LEFT = 300
+    RIGHT = 120
+
+    def __init__(self):
+        self.parts = []
+        self.y = 76
+
+    def text(self, x, y, s, size=12, anchor="start", weight="normal", color="#222"):
+        self.parts.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" '
+                          f'text-anchor="{anchor}" font-weight="{weight}" fill="{color}">{esc(s)}</text>')
+
+    def panel(self, title, note, groups, scale, legend, ref=None, unit=""):
+        """groups: [(label, [(series, value, text)])]; scale: 'log' or 'lin'."""
+        self.text(20, self.y, title, 15, weight="bold")
+        self.y += 16
+        self.text(20, self.y, note, 11, color="#555")
+        self.y += 12
+        x0, x1 = self.LEFT, self.W - self.RIGHT
+        vals = [v for _, bars in groups for _, v, _ in bars if v]
+        if not vals:
+            self.text(x0, self.y + 20, "no data", 12)
+            self.y += 40
+            return
+        if scale == "log":
+            lo = 10 ** math.floor(math.log10(min(vals + ([ref] if ref else []))))
+            hi = 10 ** math.ceil(math.log10(max(vals) * 1.05))
+            if hi <= lo:
+                hi = lo * 10
+
+            def X(v):
+                return x0 + (x1 - x0) * (math.log10(max(v, lo)) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
+            ticks = []
+            d = lo
+            while d <= hi * 1.001:
+                for m in (1, 2, 5):
+                    if lo <= d * m <= hi * 1.001:
+                        ticks.append(d * m)
+                d *= 10
+        else:
+            hi = max(vals + ([ref] if ref else [])) * 1.1
+            step = 10 ** math.floor(math.log10(hi))
+            if hi / step < 3:
+                step /= 2
+            ticks = [i * step for i in range(int(hi / step) + 1)]
+
+            def X(v):
+                return x0 + (x1 - x0) * v / hi
+        top = self.y + 8
+        nbars = sum(len(b) for _, b in groups)
+        height = nbars * 16 + len(groups) * 12
+        for t in ticks:
+            self.parts.append(f'<line x1="{X(t):.1f}" y1="{top}" x2="{X(t):.1f}" y2="{top + height}" stroke="#ddd"/>')
+            self.text(X(t), top + height + 12, f"{t:g}{unit}", 10, "middle", color="#666")
+        if ref:
+            self.parts.append(f'<line x1="{X(ref):.1f}" y1="{top - 4}" x2="{X(ref):.1f}" y2="{top + height}" '
+                              f'stroke="#444" stroke-dasharray="4,3"/>')
+        y = top + 6
+        for label, bars in groups:
+            self.text(x0 - 8, y + 12, label, 12, "end", "bold")
+            for series, v, txt in bars:
+                color = COLORS.get(series, "#888")
+                if v:
+                    self.parts.append(f'<rect x="{x0}" y="{y}" width="{max(X(v) - x0, 1):.1f}" height="13" fill="{color}"/>')
+                    self.text(X(v) + 4, y + 11, txt, 11)
+                else:
+                    self.text(x0 + 4, y + 11, txt or "n/m", 11, color="#999")
+                y += 16
+            y += 12
+        self.y = top + height + 22
+        lx = x0
+        for series, name in legend:
+            self.parts.append(f'<rect x="{lx}" y="{self.y - 10}" width="12" height="12" fill="{COLORS[series]}"/>')
+            self.text(lx + 16, self.y, name, 11)
+            lx += 36 + 6.2 * len(name)
+        self.y += 30
+
+    def svg(self, title, subtitle):
+        head = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.W}" height="{self.y + 10}" '
+                f'font-family="DejaVu Sans, Arial, sans-serif">',
+                f'<rect width="100%" height="100%" fill="white"/>']
+        t = Chart()
+        t.text(20, 24, title, 17, weight="bold")
+        t.text(20, 44, subtitle, 11, color="#555")
+        return "\n".join(head + t.parts + self.parts + ["</svg>"]) + "\n"
+
+
+def chart(F, R):
+    c = Chart()
+    W = F["write"]["rows"]
+    groups = []
+    for wl, _, label in WORKLOADS:
+        bars = []
+        for cfg, name in CONFIGS[1:]:
+            cell = W.get(wl, {}).get(cfg, {})
+            r = cell.get("cost_ratio")
+            bars.append((cfg, r, f"×{fmt(r)}  ({fmt(cell.get('lat_mean_us'), 0)} µs)" if r else "n/m"))
+        groups.append((label, bars))
+    c.panel("Write cost while a snapshot is held",
+            "mean latency per write ÷ the same job without a snapshot (log scale; 1 = free; lower is better)",
+            groups, "log", [("blksnap_other", "blksnap, storage on another disk"),
+                            ("blksnap_same", "blksnap, storage file on the origin's fs"),
+                            ("dmsnap", "dm-snapshot")], ref=1)
+    Rd = F["read"]["rows"]
+    groups = []
+    for data, mode in READ_CASES:
+        r = Rd.get(f"{data}.{mode}", {})
+        groups.append((f"{data} data, {mode}",
+                       [(t, r.get(t, {}).get("ratio"),
+                         f"{fmt(r.get(t, {}).get('ratio'))}  ({fmt(r.get(t, {}).get('snap_mb_s'), 0)} MB/s)")
+                        for t in ("blksnap", "dm")]))
+    c.panel("Sequential read of the snapshot",
+            "snapshot device MB/s ÷ origin MB/s, same run (1 = as fast as the origin; higher is better)",
+            groups, "lin", [("blksnap", "blksnap image"), ("dm", "dm-snapshot device")], ref=1)
+    S = F["scale"]
+    groups = []
+    for g in S["sizes"]:
+        bars = []
+        for t in ("blksnap", "dm"):
+            cell = S["rows"][str(g)].get(t, {})
+            m = cell.get("mem_taken_mib")
+            bars.append((t, m if m and m > 0 else None,
+                         f"{fmt(m, 1)} MiB, take {fmt(cell.get('take_s'), 2)} s" if m is not None else "n/m"))
+        groups.append((f"{g} GiB origin", bars))
+    c.panel("Kernel memory held after take (sparse origins)",
+            "slab + vmalloc growth from before create, MiB (log scale; lower is better); label: also the time of take",
+            groups, "log", [("blksnap", "blksnap"), ("dm", "dm-snapshot")])
+    G = F["growth"]
+    ms = (lambda s: s * 1000 if s else None)
+    groups = [("host: fallocate 4G + fsync", [("base", ms(G.get("host_fallocate_4g_s")), f"{fmt(ms(G.get('host_fallocate_4g_s')), 1)} ms")]),
+              ("host: add's growth 4G", [("blksnap", ms(G.get("host_sf_grow_4g_s")), f"{fmt(ms(G.get('host_sf_grow_4g_s')), 1)} ms  (×{fmt(G.get('host_sf_grow_ratio'))})")]),
+              ("VM: low-space event → appended", [("blksnap", ms(G.get("latency_s")), f"{fmt(ms(G.get('latency_s')), 0)} ms")]),
+              ("VM: add 64M after take, other fs", [("base", ms(G.get("add_after_take_other_fs_s")), f"{fmt(ms(G.get('add_after_take_other_fs_s')), 0)} ms")]),
+              ("VM: add 64M after take, same fs", [("blksnap", ms(G.get("add_after_take_same_fs_s")), f"{fmt(ms(G.get('add_after_take_same_fs_s')), 0)} ms  (×{fmt(G.get('add_after_take_same_over_other'))})")])]
+    for t, b in G["bursts"].items():
+        groups.append((f"VM: burst survived, threshold {t} MiB",
+                       [("blksnap", None, f"{b['largest_survived_mib']} MiB" +
+                         (f" (overflow at {b['first_overflow_mib']} MiB)" if b['first_overflow_mib'] else " (largest tried)"))]))
+    c.panel("Storage growth", "time in ms (log scale; lower is better); grey = baseline of the same run",
+            groups, "log", [("base", "baseline"), ("blksnap", "blksnap / blksnap-storage")])
+    info = R["info"]
+    return c.svg("blksnap benchmarks (QEMU TCG: ratios count, absolute numbers do not)",
+                 f"{info.get('host.date', '')}  git {info.get('host.git', '')}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--command", default="make bench")
+    ap.add_argument("results", nargs="+")
+    a = ap.parse_args()
+    R = parse(a.results)
+    F = {"write": write_figures(R), "read": read_figures(R),
+         "scale": scale_figures(R), "growth": growth_figures(R)}
+    md = tables(F)
+    info = R["info"]
+    head = (f"`{a.command}` on {info.get('host.date', '?')} (git {info.get('host.git', '?')}), "
+            f"guest kernel {info.get('guest.kernel', '?').split()[0]}, {info.get('guest.fio', '?')}, "
+            f"{info.get('host.qemu', '?')} (TCG), host load {info.get('host.load', '?')}, "
+            f"took {fmt(float(info.get('host.elapsed_s', 0)) / 60, 1)} min.\n\n")
+    errs = R["errors"] + ([] if R["done"] else ["the guest did not report DONE"])
+    if errs:
+        md += "\nErrors:\n" + "\n".join(f"- {e}" for e in errs) + "\n"
+    doc = {"command": a.command, "info": info,
+           "params": {k[6:]: v for k, v in info.items() if k.startswith("param.")},
+           "versions": {k: v for k, v in info.items() if not k.startswith("param.")},
+           "figures": F, "values": R["values"],
+           "fio": {k: {"summary": fio_summary(j), "raw": j} for k, j in R["fio"].items()},
+           "errors": errs, "log": R["log"]}
+    with open(f"{a.out}/results.json", "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=True, ensure_ascii=False)
+    with open(f"{a.out}/results.md", "w") as f:
+        f.write(head + md)
+    with open(f"{a.out}/results.svg", "w") as f:
+        f.write(chart(F, R))
+    sys.stdout.write(head + md)
+    print(f"\nwritten: {a.out}/results.json, {a.out}/results.md, {a.out}/results.svg")
+    return 1 if errs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+#!/bin/bash
+# Host side of `make bench`: time the storage-file growth on the host's
+# ext4 (build/bench-sfgrow), boot the built kernel once in QEMU with
+# blksnap.mode=bench (vmtests/bench.sh runs every guest measurement on the
+# same virtual disks), then have vmtests/bench-report.py print the table
+# and write OUTDIR/results.json, results.svg and results.md.
+#
+# usage: bench-run.sh BZIMAGE INITRAMFS SFGROW OUTDIR
+# env:   BENCH_QUICK=1   small sizes, for trying the harness (~5 min)
+#        BENCH_ARGS      more guest parameters (bench.NAME=VALUE, see
+#                        vmtests/bench.sh), after the defaults
+#        BENCH_SCALE     scale origins in GiB (default 16,256,1024)
+#        BENCH_HOST_DIR  where the host growth is timed (default /tmp)
+#        VM_ACCEL (tcg), VM_MEM (MiB, 2048), VM_CPUS (2)
+set -uo pipefail
+
+bzimage=$1 initramfs=$2 sfgrow=$3 outdir=$4
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$outdir"
+res=$outdir/bench.results
+host=$outdir/host.results
+disks=$outdir/disks
+started=$(date +%s)
+
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+	scale=${BENCH_SCALE:-16}
+	args="bench.region=16 bench.rewrite_ios=256 bench.scale=$scale bench.change=1 bench.change_cap=1 bench.lat_rounds=2 bench.bursts=64,128 bench.thresholds=1,64"
+	host_reps=3
+else
+	scale=${BENCH_SCALE:-16,256,1024}
+	args="bench.region=128 bench.rewrite_ios=2048 bench.reps=3 bench.scale=$scale bench.change=1,10 bench.change_cap=1000 bench.lat_rounds=5 bench.bursts=128,256,512,1024 bench.thresholds=1,16,64"
+	host_reps=7
+fi
+args="$args ${BENCH_ARGS:-}"
+
+# --- host: storage file growth on ext4 ------------------------------------------
+{
+	echo "INFO host.kernel $(uname -r)"
+	echo "INFO host.qemu $(qemu-system-x86_64 --version | head -n 1)"
+	echo "INFO host.cpus $(nproc)"
+	echo "INFO host.load $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "INFO host.git $(git -C "$here/.." describe --always --dirty 2>/dev/null)"
+	echo "INFO host.date $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "INFO param.guest_cmdline $args"
+	echo "INFO param.host_size 4G"
+} > "$host"
+echo "bench: host: blksnap-storage add's growth of 4 GiB vs fallocate, on ${BENCH_HOST_DIR:-/tmp}"
+"$sfgrow" "${BENCH_HOST_DIR:-/tmp}" 4G "$host_reps" >> "$host" ||
+	echo "ERROR host sfgrow failed" >> "$host"
+
+# --- guest ---------------------------------------------------------------------
+# Harness-like disks, plus the scale origins; the scale disks and their
+# storage disk turn written zeros into holes, so that copying chunks of a
+# sparse origin costs no host disk.
+rm -rf "$disks" && mkdir -p "$disks"
+truncate -s 1G "$disks/vda.img"
+truncate -s 1G "$disks/vdb.img"
+truncate -s 2G "$disks/vdc.img"
+# The scale storage holds 10% of the largest origin (holes on the host).
+big=64
+for gib in ${scale//,/ }; do [ $((gib * 15 / 100)) -gt $big ] && big=$((gib * 15 / 100)); done
+truncate -s "${big}G" "$disks/vdd.img"
+drives=()
+for img in vda vdb vdc; do
+	drives+=(-drive "file=$disks/$img.img,if=virtio,format=raw,cache=unsafe")
+done
+zero=detect-zeroes=unmap,discard=unmap
+drives+=(-drive "file=$disks/vdd.img,if=virtio,format=raw,cache=unsafe,$zero")
+i=0
+for gib in ${scale//,/ }; do
+	truncate -s "${gib}G" "$disks/scale$i.img"
+	drives+=(-drive "file=$disks/scale$i.img,if=virtio,format=raw,cache=unsafe,$zero")
+	i=$((i + 1))
+done
+
+: > "$res"
+echo "bench: booting $bzimage (guest: $args)"
+echo "bench: progress in $res, kernel log in $outdir/bench.console"
+timeout -s KILL "${BENCH_TIMEOUT:-7200}" qemu-system-x86_64 \
+	-accel "${VM_ACCEL:-tcg}" -m "${VM_MEM:-2048}" -smp "${VM_CPUS:-2}" \
+	-display none -monitor none -no-reboot \
+	-kernel "$bzimage" -initrd "$initramfs" \
+	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 blksnap.mode=bench $args" \
+	-serial "file:$outdir/bench.console" \
+	-device virtio-serial-pci \
+	-chardev "file,id=results,path=$res" \
+	-device virtserialport,chardev=results,name=results \
+	"${drives[@]}" > "$outdir/bench.qemu" 2>&1
+qrc=$?
+echo "INFO host.disks_used_kib $(du -sk "$disks" | cut -f1)" >> "$host"
+rm -rf "$disks"
+elapsed=$(($(date +%s) - started))
+echo "INFO host.elapsed_s $elapsed" >> "$host"
+grep -q '^DONE' "$res" || echo "ERROR guest the guest did not finish (qemu exit $qrc); see $outdir/bench.console" >> "$host"
+
+python3 "$here/bench-report.py" --out "$outdir" \
+	--command "${BENCH_COMMAND:-make bench}" "$host" "$res"

@@ -1,0 +1,556 @@
+# Guest side of `make bench`: run by the guest init for blksnap.mode=bench.
+# Measures, on the harness disks and with fio as the load, what a held
+# snapshot costs: blksnap (storage on another disk / on the origin's own
+# filesystem) against no snapshot and against dm-snapshot (transient,
+# same chunk size, same storage disk). Prints nothing to judge: every raw
+# figure goes to the host on the "results" virtio port, one a line:
+#   BENCH key value        a number (seconds, KiB, counts)
+#   FIO key {json}         fio's --output-format=json, on one line
+#   INFO key text          versions and parameters
+#   LOG text               progress;  ERROR section text: a section failed
+# vmtests/bench-report.py turns them into the table, JSON and chart.
+#
+# Disks (sparse; made by vmtests/bench-run.sh): vda 1G spare, vdb 1G
+# origin, vdc 2G storage, vdd (64G or 15% of the largest scale origin)
+# storage of the scale section (zero writes become holes), vde.. the scale origins (bench.scale sizes).
+# Parameters on the kernel command line (defaults in brackets):
+#   bench.sections=write,read,scale,growth   bench.region=MiB [128]
+#   bench.reps=N [1]   bench.rewrite_ios=N [2048]   bench.scale=GiB,.. [16]
+#   bench.change=PCT,.. [1,10]   bench.change_cap=GiB of copy-on-write
+#   per step [4]   bench.lat_rounds=N [3]   bench.bursts=MiB,.. [128,256,512]
+#   bench.thresholds=MiB,.. [1,64]
+. /tests/common.sh
+
+port=/dev/console
+for p in /sys/class/virtio-ports/*; do
+	[ "$(cat "$p/name" 2>/dev/null)" = results ] && port=/dev/$(basename "$p")
+done
+
+# --- parameters --------------------------------------------------------------
+SECTIONS=write,read,scale,growth REGION=128 REPS=1 REWRITE_IOS=2048 SCALE=16
+CHANGE=1,10 CHANGE_CAP=4 LAT_ROUNDS=3 BURSTS=128,256,512 THRESHOLDS=1,64
+for arg in $(cat /proc/cmdline); do
+	case "$arg" in
+	bench.sections=*) SECTIONS=${arg#*=} ;;
+	bench.region=*) REGION=${arg#*=} ;;
+	bench.reps=*) REPS=${arg#*=} ;;
+	bench.rewrite_ios=*) REWRITE_IOS=${arg#*=} ;;
+	bench.scale=*) SCALE=${arg#*=} ;;
+	bench.change=*) CHANGE=${arg#*=} ;;
+	bench.change_cap=*) CHANGE_CAP=${arg#*=} ;;
+	bench.lat_rounds=*) LAT_ROUNDS=${arg#*=} ;;
+	bench.bursts=*) BURSTS=${arg#*=} ;;
+	bench.thresholds=*) THRESHOLDS=${arg#*=} ;;
+	esac
+done
+CHUNK=262144		# blksnap's default chunk (chunk_minimum_shift=18)
+ORIG=/dev/vdb
+STOR=/dev/vdc
+SCALE_STOR=/dev/vdd
+MiB=1048576
+
+# --- reporting ---------------------------------------------------------------
+out() { echo "$*" > "$port"; }
+val() { out "BENCH $1 $2"; }
+info() { out "INFO $*"; }
+progress() {
+	out "LOG $*"
+	echo "bench: $*" > /dev/kmsg
+}
+
+# now: wall clock in seconds with microseconds (busybox ts).
+now() { echo | ts '%.s' | cut -d' ' -f1; }
+# since T0: seconds from T0 to now.
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.6f", b - a }'; }
+
+# mem KEY: kernel memory after dropping caches (KiB): MemFree, Slab
+# (all of SLOB's kmalloc), VmallocUsed, and the page cache left.
+mem() {
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	awk -v k="$1" '
+		$1 == "MemFree:" { f = $2 } $1 == "Slab:" { s = $2 }
+		$1 == "VmallocUsed:" { v = $2 } $1 == "Cached:" { c = $2 }
+		END { printf "BENCH %s.memfree_kb %d\nBENCH %s.slab_kb %d\nBENCH %s.vmalloc_kb %d\nBENCH %s.cached_kb %d\n", k, f, k, s, k, v, k, c }
+	' /proc/meminfo > "$port"
+}
+
+# counters_start / counters_end KEY: /proc/diskstats and CPU deltas of
+# what ran in between, for every device that moved (KEY.disk.DEV.FIELD:
+# ios, sectors and ms per direction, busy_ms = time with I/O in flight,
+# queue_ms = the sum of every I/O's time, so queue_ms / busy_ms is the
+# mean number of I/Os in flight while busy), and the CPU time
+# (KEY.cpu.FIELD, in USER_HZ ticks).
+counters_start() {
+	cat /proc/diskstats > /tmp/ds0
+	head -n 1 /proc/stat > /tmp/cpu0
+}
+counters_end() {
+	cat /proc/diskstats > /tmp/ds1
+	head -n 1 /proc/stat > /tmp/cpu1
+	awk -v k="$1" '
+		FNR == NR { for (i = 4; i <= NF; i++) a[$3, i] = $i; next }
+		$3 ~ /^(vd|dm-|blksnap|loop)/ {
+			r = $4 - a[$3, 4]; rs = $6 - a[$3, 6]; rt = $7 - a[$3, 7]
+			w = $8 - a[$3, 8]; ws = $10 - a[$3, 10]; wt = $11 - a[$3, 11]
+			busy = $13 - a[$3, 13]; queue = $14 - a[$3, 14]
+			if (r + w == 0) next
+			printf "BENCH %s.disk.%s.r_ios %d\nBENCH %s.disk.%s.r_sectors %d\nBENCH %s.disk.%s.r_ms %d\n", k, $3, r, k, $3, rs, k, $3, rt
+			printf "BENCH %s.disk.%s.w_ios %d\nBENCH %s.disk.%s.w_sectors %d\nBENCH %s.disk.%s.w_ms %d\n", k, $3, w, k, $3, ws, k, $3, wt
+			printf "BENCH %s.disk.%s.busy_ms %d\nBENCH %s.disk.%s.queue_ms %d\n", k, $3, busy, k, $3, queue
+		}' /tmp/ds0 /tmp/ds1 > "$port"
+	awk -v k="$1" 'FNR == NR { split($0, a); next } {
+		printf "BENCH %s.cpu.user %d\nBENCH %s.cpu.sys %d\nBENCH %s.cpu.idle %d\nBENCH %s.cpu.iowait %d\nBENCH %s.cpu.irq %d\n",
+			k, $2 + $3 - a[2] - a[3], k, $4 - a[4], k, $5 - a[5], k, $6 - a[6], k, $7 + $8 - a[7] - a[8] }' \
+		/tmp/cpu0 /tmp/cpu1 > "$port"
+}
+
+# fio_run KEY FIO-ARGS...: one fio job (psync, direct unless told), its
+# JSON to the host, with the counters around it. Fails the section if fio
+# does.
+fio_run() {
+	local key=$1
+	shift
+	counters_start
+	fio --name="$key" --ioengine=psync --direct=1 --output-format=json \
+		--output=/tmp/fio.json "$@" > /tmp/fio.err 2>&1 ||
+		fail "fio $key failed: $(tail -n 3 /tmp/fio.err /tmp/fio.json | tr '\n' ' ')"
+	counters_end "$key"
+	out "FIO $key $(tr -d '\n\t' < /tmp/fio.json)"
+}
+
+# timed KEY CMD...: run CMD, report its wall time as KEY (seconds).
+timed() {
+	local key=$1 t0 rc
+	shift
+	t0=$(now)
+	"$@" > /tmp/timed.out 2>&1
+	rc=$?
+	val "$key" "$(since "$t0")"
+	[ $rc = 0 ] || fail "'$*' failed: $(tail -n 3 /tmp/timed.out | tr '\n' ' ')" >&2
+	cat /tmp/timed.out
+}
+
+list() { echo "$1" | tr ',' ' '; }
+
+dm_remove() {
+	local n
+	for n in "$@"; do
+		dmsetup remove --noudevsync "$n" > /dev/null 2>&1 ||
+			{ sleep 1; run dmsetup remove --noudevsync "$n"; }
+	done
+}
+
+# dm_take ORIGIN_DM DEV COW CHUNK_SECTORS: a transient dm-snapshot "bs" of
+# DEV, taken the way LVM does it: the origin device is suspended (its file
+# system frozen) while the snapshot table is loaded.
+dm_take() {
+	run dmsetup suspend --noudevsync "$1"
+	dm_create bs "0 $(sectors "$2") snapshot $2 $3 N $4"
+	run dmsetup resume --noudevsync "$1"
+}
+
+# chunk_bytes CAPACITY_BYTES: blksnap's chunk for a device with the default
+# parameters (chunk_minimum_shift 18, chunk_maximum_count 2097152).
+chunk_bytes() {
+	local c=$CHUNK
+	while [ $(($1 / c)) -gt 2097152 ]; do c=$((c * 2)); done
+	echo $c
+}
+
+# --- write cost on the origin --------------------------------------------------
+# The origin is ext4 on vdb; the load is a 2 x REGION MiB file written in
+# full before (so that O_DIRECT overwrites touch no metadata). Every
+# configuration runs the same three jobs on a fresh snapshot:
+#   rand4k_new      one 4 KiB write in each chunk of the first region,
+#                   in a shuffled order (a fio replay log): every write
+#                   copies a chunk first
+#   rand4k_rewrite  REWRITE_IOS random 4 KiB writes in that region: every
+#                   chunk is copied already
+#   seq1m_new       1 MiB sequential writes over the second region
+# none = no snapshot; blksnap_other = storage file on xfs on vdc;
+# blksnap_same = storage file next to the load on the origin's ext4;
+# dmsnap = ext4 on a snapshot-origin of vdb, transient snapshot with
+# vdc as its COW device, 256 KiB chunks.
+w_setup_none() { :; }
+w_teardown_none() { :; }
+
+w_setup_blksnap_other() {
+	mkfs_of xfs $STOR
+	mkdir -p /mnt/st && run mount $STOR /mnt/st
+	W_ID=$(blksnap-storage create $ORIG) || fail "create failed"
+	run blksnap-storage add --snapshot "$W_ID" /mnt/st/diff $((2 * REGION + 64))M > /dev/null
+	timed "$1.take_s" blksnap-storage take "$W_ID" > /dev/null
+}
+w_teardown_blksnap_other() {
+	run blksnap-storage destroy "$W_ID" > /dev/null
+	rm -f /mnt/st/diff
+	run umount /mnt/st
+}
+
+w_setup_blksnap_same() {
+	W_ID=$(blksnap-storage create $ORIG) || fail "create failed"
+	run blksnap-storage add --snapshot "$W_ID" /mnt/o/diff $((2 * REGION + 64))M > /dev/null
+	timed "$1.take_s" blksnap-storage take "$W_ID" > /dev/null
+}
+w_teardown_blksnap_same() {
+	run blksnap-storage destroy "$W_ID" > /dev/null
+	rm -f /mnt/o/diff || fail "cannot delete /mnt/o/diff"
+}
+
+w_setup_dmsnap() {
+	run umount /mnt/o
+	dm_create bo "0 $(sectors $ORIG) snapshot-origin $ORIG"
+	run mount -o noatime,lazytime /dev/mapper/bo /mnt/o
+	timed "$1.take_s" dm_take bo $ORIG $STOR $((CHUNK / 512))
+}
+w_teardown_dmsnap() {
+	run umount /mnt/o
+	dm_remove bs bo
+	run mount -o noatime,lazytime $ORIG /mnt/o
+}
+
+section_write() {
+	local n rep cfg k
+	load_module
+	mkfs_of ext4 $ORIG
+	mkdir -p /mnt/o && run mount -o noatime,lazytime $ORIG /mnt/o
+	fio_run write.fill --filename=/mnt/o/bench.dat --rw=write --bs=1M --size=$((2 * REGION))M
+	sync
+	n=$((REGION * MiB / CHUNK))
+	{
+		echo "fio version 2 iolog"
+		echo "/mnt/o/bench.dat add"
+		echo "/mnt/o/bench.dat open"
+		seq 0 $((n - 1)) | shuf | awk -v c=$CHUNK '{ print "/mnt/o/bench.dat write", $1 * c, 4096 }'
+		echo "/mnt/o/bench.dat close"
+	} > /tmp/rand_new.iolog
+	val write.chunks_per_region "$n"
+	rep=1
+	while [ $rep -le "$REPS" ]; do
+		for cfg in none blksnap_other blksnap_same dmsnap; do
+			k=write.$cfg.r$rep
+			progress "write cost: $cfg (rep $rep)"
+			w_setup_$cfg "$k"
+			fio_run "$k.rand4k_new" --read_iolog=/tmp/rand_new.iolog --replay_no_stall=1
+			fio_run "$k.rand4k_rewrite" --filename=/mnt/o/bench.dat --rw=randwrite --bs=4k \
+				--offset=0 --size=${REGION}M --io_size=$((REWRITE_IOS * 4))k
+			fio_run "$k.seq1m_new" --filename=/mnt/o/bench.dat --rw=write --bs=1M \
+				--offset=${REGION}M --size=${REGION}M
+			w_teardown_$cfg
+		done
+		rep=$((rep + 1))
+	done
+	run umount /mnt/o
+}
+
+# --- image read speed ------------------------------------------------------------
+# Raw vdb: region U (first REGION MiB) is never written after the take,
+# region C (the next REGION MiB) is overwritten in full (every chunk
+# copied). Then sequential 1 MiB reads of both regions, O_DIRECT and
+# buffered (readahead), of the origin and of the snapshot's device.
+read_all() {
+	local src=$1 dev=$2 rep=$3 mode direct
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	for mode in direct buffered; do
+		direct=0
+		[ $mode = direct ] && direct=1
+		fio_run "read.$src.unchanged.$mode.r$rep" --filename="$dev" --rw=read --bs=1M \
+			--offset=0 --size=${REGION}M --direct=$direct
+		fio_run "read.$src.changed.$mode.r$rep" --filename="$dev" --rw=read --bs=1M \
+			--offset=${REGION}M --size=${REGION}M --direct=$direct
+	done
+}
+
+# read_reps ORIGIN_NAME ORIGIN SNAP_NAME SNAP: origin and snapshot
+# alternately, REPS times.
+read_reps() {
+	local rep=1
+	while [ $rep -le "$REPS" ]; do
+		read_all "$1" "$2" $rep
+		read_all "$3" "$4" $rep
+		rep=$((rep + 1))
+	done
+}
+
+section_read() {
+	local id img
+	load_module
+	fio_run read.fill --filename=$ORIG --rw=write --bs=1M --size=$((2 * REGION))M
+	mkfs_of xfs $STOR
+	mkdir -p /mnt/st && run mount $STOR /mnt/st
+
+	progress "image read: blksnap"
+	id=$(blksnap-storage create $ORIG) || fail "create failed"
+	run blksnap-storage add --snapshot "$id" /mnt/st/diff $((REGION + 64))M > /dev/null
+	run blksnap-storage take "$id" > /dev/null
+	img=$(blksnap-storage images "$id" | awk '{ print $2 }')
+	[ -b "$img" ] || fail "no image for $ORIG: '$img'"
+	fio_run read.blksnap.overwrite --filename=$ORIG --rw=write --bs=1M --offset=${REGION}M --size=${REGION}M
+	read_reps blksnap_origin $ORIG blksnap_image "$img"
+	run blksnap-storage destroy "$id" > /dev/null
+	rm -f /mnt/st/diff
+	run umount /mnt/st
+
+	progress "image read: dm-snapshot"
+	dm_create bo "0 $(sectors $ORIG) snapshot-origin $ORIG"
+	dm_take bo $ORIG $STOR $((CHUNK / 512))
+	fio_run read.dm.overwrite --filename=/dev/mapper/bo --rw=write --bs=1M --offset=${REGION}M --size=${REGION}M
+	read_reps dm_origin /dev/mapper/bo dm_snap /dev/mapper/bs
+	dm_remove bs bo
+}
+
+# --- scale: memory and take time on big sparse origins ------------------------
+# For each size: memory before create, after create + add, after take,
+# after writing 4 KiB (zeros) in every (100/PCT)th chunk for each PCT
+# (cumulative), after destroy and (blksnap) after rmmod; the time of
+# create, take and destroy.
+# A step is skipped (reported as such) if it would copy more than
+# CHANGE_CAP GiB. Zero writes and zero chunk copies become holes on the
+# host (detect-zeroes=unmap), so they cost no host disk.
+scale_changes() {
+	local tool=$1 gib=$2 dev=$3 chunk=$4 pct stride count
+	for pct in $(list "$CHANGE"); do
+		stride=$((100 / pct * chunk))
+		count=$(((gib * 1073741824 + stride - 1) / stride))
+		if [ $((count * chunk / 1073741824)) -ge "$CHANGE_CAP" ]; then
+			val "scale.$tool.${gib}g.change$pct.skipped_copy_gib" $((count * chunk / 1073741824))
+			continue
+		fi
+		progress "scale: $tool ${gib} GiB, $pct% of the chunks"
+		fio_run "scale.$tool.${gib}g.change$pct" --filename="$dev" --rw=write:$((stride - 4096)) \
+			--bs=4k --size=${gib}G --number_ios="$count" --zero_buffers
+		val "scale.$tool.${gib}g.change$pct.chunks" "$count"
+		mem "scale.$tool.${gib}g.mem.change$pct"
+	done
+}
+
+scale_blksnap() {
+	local gib=$1 dev=$2 chunk id need
+	chunk=$(chunk_bytes $((gib * 1073741824)))
+	val "scale.blksnap.${gib}g.chunk_bytes" "$chunk"
+	val "scale.blksnap.${gib}g.chunks" $((gib * 1073741824 / chunk))
+	# Storage for the largest step that is not skipped, plus 256 MiB.
+	need=256
+	for pct in $(list "$CHANGE"); do
+		c=$((gib * 1073741824 / (100 / pct * chunk) + 1))
+		[ $((c * chunk / 1073741824)) -lt "$CHANGE_CAP" ] && need=$((c * chunk / MiB + 256))
+	done
+	progress "scale: blksnap ${gib} GiB (chunk $chunk)"
+	mem "scale.blksnap.${gib}g.mem.before"
+	id=$(timed "scale.blksnap.${gib}g.create_s" blksnap-storage create "$dev") || exit 1
+	run blksnap-storage add --snapshot "$id" /mnt/sc/diff ${need}M > /dev/null
+	mem "scale.blksnap.${gib}g.mem.created"
+	timed "scale.blksnap.${gib}g.take_s" blksnap-storage take "$id" > /dev/null
+	mem "scale.blksnap.${gib}g.mem.taken"
+	scale_changes blksnap "$gib" "$dev" "$chunk"
+	timed "scale.blksnap.${gib}g.destroy_s" blksnap-storage destroy "$id" > /dev/null
+	rm -f /mnt/sc/diff
+	# Slab falls only a moment after a big destroy returns: let it settle.
+	sleep 2
+	mem "scale.blksnap.${gib}g.mem.destroyed"
+	# The tracker (and its CBT map) stays until the module goes.
+	unload_module
+	mem "scale.blksnap.${gib}g.mem.unloaded"
+	load_module
+}
+
+scale_dm() {
+	local gib=$1 dev=$2 chunk
+	chunk=$(chunk_bytes $((gib * 1073741824)))
+	val "scale.dm.${gib}g.chunk_bytes" "$chunk"
+	progress "scale: dm-snapshot ${gib} GiB (chunk $chunk)"
+	mem "scale.dm.${gib}g.mem.before"
+	timed "scale.dm.${gib}g.create_s" dm_create bo "0 $(sectors "$dev") snapshot-origin $dev" > /dev/null
+	mem "scale.dm.${gib}g.mem.created"
+	timed "scale.dm.${gib}g.take_s" dm_take bo "$dev" $SCALE_STOR $((chunk / 512)) > /dev/null
+	mem "scale.dm.${gib}g.mem.taken"
+	scale_changes dm "$gib" /dev/mapper/bo "$chunk"
+	timed "scale.dm.${gib}g.destroy_s" dm_remove bs bo > /dev/null
+	sleep 2
+	mem "scale.dm.${gib}g.mem.destroyed"
+}
+
+section_scale() {
+	local gib i letters=efghijklmnop dev
+	load_module
+	mkfs_of xfs $SCALE_STOR
+	mkdir -p /mnt/sc && run mount $SCALE_STOR /mnt/sc
+	i=1
+	for gib in $(list "$SCALE"); do
+		dev=/dev/vd$(echo $letters | cut -c$i)
+		[ "$(sectors "$dev")" = $((gib * 2097152)) ] ||
+			fail "$dev is not $gib GiB: $(sectors "$dev") sectors"
+		scale_blksnap "$gib" "$dev"
+		i=$((i + 1))
+	done
+	run umount /mnt/sc
+	i=1
+	for gib in $(list "$SCALE"); do
+		scale_dm "$gib" /dev/vd$(echo $letters | cut -c$i)
+		i=$((i + 1))
+	done
+}
+
+# --- growth --------------------------------------------------------------------
+# watch_bg FILE ID OUT [OPTION...]: 'blksnap-storage watch --json' in the
+# background, its lines in OUT as they come and, once it has stopped,
+# in OUT.ts each stamped (busybox ts) when it arrived; waits for "started".
+watch_bg() {
+	local file=$1 id=$2 o=$3
+	shift 3
+	rm -f /tmp/wfifo "$o" "$o.ts" && mkfifo /tmp/wfifo
+	tee "$o" < /tmp/wfifo | ts '%.s' > "$o.ts" &
+	TS_PID=$!
+	blksnap-storage watch --json --snapshot "$id" "$@" "$file" > /tmp/wfifo 2> "$o.err" &
+	WATCH_PID=$!
+	wait_for 20 grep -q '"event":"started"' "$o" ||
+		fail "watch did not start: $(cat "$o" "$o.err" | tr '\n' ' ')"
+}
+# watch_stop: end the watcher (if destroy has not) and its stamping.
+watch_stop() {
+	kill "$WATCH_PID" 2> /dev/null
+	wait "$WATCH_PID" 2> /dev/null
+	wait "$TS_PID" 2> /dev/null
+}
+
+# Low-space event to appended storage, with 'watch' already waiting: the
+# threshold is 64 MiB and the storage 64 MiB, so the first copy-on-write
+# after the take raises the event; it is a single 4 KiB O_DIRECT write on
+# the raw origin. Latency = the "grown" line's arrival - the write's start
+# (both stamped by busybox ts; the start includes dd's exec).
+growth_latency() {
+	local r id t0 tw tg
+	load_module diff_storage_minimum=131072
+	r=1
+	while [ $r -le "$LAT_ROUNDS" ]; do
+		id=$(blksnap-storage create $ORIG) || fail "create failed"
+		run blksnap-storage add --snapshot "$id" /mnt/st/lat 64M > /dev/null
+		run blksnap-storage take "$id" > /dev/null
+		watch_bg /mnt/st/lat "$id" /tmp/lat.json --step 64M
+		# One stamping process for the start and the end of the write.
+		{
+			echo start
+			dd if=/dev/zero of=$ORIG bs=4k count=1 seek=$((r * 64)) oflag=direct conv=notrunc 2>&1
+			echo "end $?"
+		} | ts '%.s' > /tmp/trig.ts
+		grep -q ' end 0$' /tmp/trig.ts || fail "trigger write failed: $(cat /tmp/trig.ts | tr '\n' ' ')"
+		t0=$(awk '$2 == "start" { print $1 }' /tmp/trig.ts)
+		tw=$(awk -v a="$t0" '$2 == "end" { printf "%.6f", $1 - a }' /tmp/trig.ts)
+		wait_for 30 grep -q '"event":"grown"' /tmp/lat.json ||
+			fail "no growth after the low-space event: $(cat /tmp/lat.json /tmp/lat.json.err | tr '\n' ' ')"
+		run blksnap-storage destroy "$id" > /dev/null
+		watch_stop
+		tg=$(grep '"event":"grown"' /tmp/lat.json.ts | head -n 1 | cut -d' ' -f1)
+		[ -n "$tg" ] || fail "no stamped growth: $(cat /tmp/lat.json.ts | tr '\n' ' ')"
+		val "growth.latency.r$r.s" "$(awk -v a="$t0" -v b="$tg" 'BEGIN { printf "%.6f", b - a }')"
+		val "growth.latency.r$r.trigger_write_s" "$tw"
+		rm -f /mnt/st/lat
+		r=$((r + 1))
+	done
+	unload_module
+}
+
+# One 'add' of 64 MiB after the take, storage on another filesystem vs on
+# the snapshotted ext4 (which must mount the image and read its in-use
+# map at take time to withhold blocks freed since).
+growth_add_after_take() {
+	local r id
+	load_module
+	mkfs_of ext4 $ORIG
+	mkdir -p /mnt/o && run mount -o noatime,lazytime $ORIG /mnt/o
+	run fallocate -l 256M /mnt/o/ballast
+	sync
+	r=1
+	while [ $r -le "$LAT_ROUNDS" ]; do
+		id=$(blksnap-storage create $ORIG) || fail "create failed"
+		run blksnap-storage add --snapshot "$id" /mnt/st/a 64M > /dev/null
+		run blksnap-storage add --snapshot "$id" /mnt/o/a 64M > /dev/null
+		run blksnap-storage take "$id" > /dev/null
+		timed "growth.add_after_take.other_fs.r$r.s" blksnap-storage add --snapshot "$id" /mnt/st/a 64M > /dev/null
+		timed "growth.add_after_take.same_fs.r$r.s" blksnap-storage add --snapshot "$id" /mnt/o/a 64M > /dev/null
+		run blksnap-storage destroy "$id" > /dev/null
+		rm -f /mnt/st/a /mnt/o/a
+		r=$((r + 1))
+	done
+	run umount /mnt/o
+	unload_module
+}
+
+# Full-speed sequential burst (fio, 1 MiB O_DIRECT writes from the start
+# of the raw origin) against 'watch --step 64M' with 64 MiB given at take,
+# for each low-space threshold: bursts of growing size until one
+# overflows the storage (corrupted event / image read fails).
+growth_bursts() {
+	local thr b id img ok n
+	for thr in $(list "$THRESHOLDS"); do
+		load_module diff_storage_minimum=$((thr * 2048))
+		for b in $(list "$BURSTS"); do
+			progress "growth: ${b} MiB burst, threshold ${thr} MiB"
+			id=$(blksnap-storage create $ORIG) || fail "create failed"
+			run blksnap-storage add --snapshot "$id" /mnt/st/burst 64M > /dev/null
+			run blksnap-storage take "$id" > /dev/null
+			img=$(blksnap-storage images "$id" | awk '{ print $2 }')
+			watch_bg /mnt/st/burst "$id" /tmp/burst.json --step 64M
+			fio_run "growth.burst.t$thr.b$b" --filename=$ORIG --rw=write --bs=1M --size=${b}M
+			sleep 1
+			ok=1
+			grep -q '"event":"corrupted"' /tmp/burst.json && ok=0
+			dd if="$img" of=/dev/null bs=1M count=1 iflag=direct 2> /dev/null || ok=0
+			n=$(grep -c '"event":"grown"' /tmp/burst.json)
+			val "growth.burst.t$thr.b$b.survived" $ok
+			val "growth.burst.t$thr.b$b.growths" "$n"
+			val "growth.burst.t$thr.b$b.storage_bytes" "$(stat -c %s /mnt/st/burst)"
+			run blksnap-storage destroy "$id" > /dev/null
+			watch_stop
+			rm -f /mnt/st/burst
+			[ $ok = 1 ] || break
+		done
+		unload_module
+	done
+}
+
+section_growth() {
+	mkfs_of xfs $STOR
+	mkdir -p /mnt/st && run mount $STOR /mnt/st
+	progress "growth: event to appended storage"
+	growth_latency
+	progress "growth: add after take"
+	growth_add_after_take
+	growth_bursts
+	run umount /mnt/st
+}
+
+# --- main ----------------------------------------------------------------------
+info guest.kernel "$(uname -r) $(uname -v)"
+info guest.fio "$(fio --version)"
+info guest.dmsetup "$(dmsetup --version 2>&1 | tr '\n' ' ')"
+info guest.cpus "$(nproc)"
+info guest.mem_kb "$(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo)"
+for k in SECTIONS REGION REPS REWRITE_IOS SCALE CHANGE CHANGE_CAP LAT_ROUNDS BURSTS THRESHOLDS; do
+	eval "info param.$k \"\$$k\""
+done
+load_module
+info guest.blksnap "$(blksnap-storage version 2>&1 | tr '\n' ' ')"
+for p in /sys/module/blksnap/parameters/*; do
+	info "module.$(basename "$p")" "$(cat "$p")"
+done
+guest_cleanup > /dev/null 2>&1
+
+for s in $(list "$SECTIONS"); do
+	progress "section $s"
+	t0=$(now)
+	( section_"$s" ) > "/tmp/bench-$s.log" 2>&1
+	rc=$?
+	val "section.$s.s" "$(since "$t0")"
+	if [ $rc != 0 ]; then
+		out "ERROR $s $(grep '^FAIL:' "/tmp/bench-$s.log" | tail -n 1 | cut -c7-) (exit $rc)"
+		tail -n 15 "/tmp/bench-$s.log" | while IFS= read -r l; do out "LOG $s: $l"; done
+	fi
+	bad=$(dmesg | grep -E "$KERNEL_BAD_PATTERN" | head -n 1)
+	[ -n "$bad" ] && out "ERROR $s kernel reported: $bad"
+	dmesg -c > /dev/null
+	guest_cleanup > /dev/null 2>&1
+done
+exit 0
