@@ -375,7 +375,7 @@ static int cmd_gen(int argc, char **argv)
  */
 static int cmd_sum(int argc, char **argv)
 {
-	const size_t bufsize = 1 << 20;
+	const size_t bufsize = 4 << 20;
 	uint64_t a = 0x9e3779b97f4a7c15ULL, b = 0xc2b2ae3d27d4eb4fULL, total = 0;
 	uint64_t *buf;
 	int fd, flags = O_RDONLY;
