@@ -156,6 +156,13 @@ def write_figures(R):
                 cell["disk_per_write"] = disk_counters(v, k, ["vdb", "vdc"], n)
                 cell["cpu_ticks"] = cpu_ticks(v, k)
             row[cfg] = cell
+        # blksnap against dm-snapshot, paired within each repetition.
+        for cfg in ("blksnap_other", "blksnap_same"):
+            pairs = [summ[f"write.{cfg}.r{r}.{wl}"]["lat_mean_us"] /
+                     summ[f"write.dmsnap.r{r}.{wl}"]["lat_mean_us"]
+                     for r in reps if f"write.{cfg}.r{r}.{wl}" in summ
+                     and f"write.dmsnap.r{r}.{wl}" in summ]
+            row.setdefault(cfg, {})["over_dm"] = med(pairs)
         out["rows"][wl] = row
     takes = {}
     for cfg, _ in CONFIGS[1:]:
@@ -208,7 +215,8 @@ def read_figures(R):
                     ss.append(s["mb_s"])
                 if o and s and o["mb_s"]:
                     ratios.append(s["mb_s"] / o["mb_s"])
-            cell = {"origin_mb_s": med(os_), "snap_mb_s": med(ss), "ratio": med(ratios)}
+            cell = {"origin_mb_s": med(os_), "snap_mb_s": med(ss), "ratio": med(ratios),
+                    "ratios": ratios}
             if reps:
                 for name, src in (("snap", snap), ("origin", orig)):
                     k = f"read.{src}.{data}.{mode}.r{reps[0]}"
@@ -218,6 +226,11 @@ def read_figures(R):
                         cell[f"{name}_disk_per_read"] = disk_counters(v, k, ["vdb", "vdc"], n)
                         cell[f"{name}_cpu_ticks"] = cpu_ticks(v, k)
             row[tool] = cell
+        # blksnap's image against dm's snapshot device, each relative to its
+        # own origin within the same repetition.
+        b, d = row["blksnap"]["ratios"], row["dm"]["ratios"]
+        row["blksnap"]["over_dm"] = med([x / y for x, y in zip(b, d) if y]) \
+            if len(b) == len(d) else None
         rows[f"{data}.{mode}"] = row
     return {"reps": reps, "rows": rows}
 
@@ -337,13 +350,12 @@ def tables(F):
         for cfg, _ in CONFIGS[1:]:
             c = row.get(cfg, {})
             cells.append(f"**×{fmt(c.get('cost_ratio'))}** ({fmt(c.get('lat_mean_us'), 0, ' µs')})")
-        b, d = row.get("blksnap_other", {}).get("lat_mean_us"), row.get("dmsnap", {}).get("lat_mean_us")
-        cells.append(fmt(b / d if b and d else None))
+        cells.append(fmt(row.get("blksnap_other", {}).get("over_dm")))
         rows.append(cells)
     out.append("Write cost on the origin while a snapshot is held: mean latency per "
                "write (fio psync, O_DIRECT, QD1) as a multiple of the same job without "
                f"a snapshot (median of {len(W['reps'])} run(s)); last column: blksnap "
-               "(other disk) / dm-snapshot, > 1 means blksnap is slower.\n")
+               "(other disk) / dm-snapshot latency, paired by repetition, > 1 means blksnap is slower.\n")
     out.append(md_table(["workload", "no snapshot", "blksnap, other disk",
                          "blksnap, file on origin fs", "dm-snapshot", "blksnap/dm"], rows))
 
@@ -355,10 +367,10 @@ def tables(F):
         rows.append([f"{data} data, {mode} 1 MiB reads",
                      f"**{fmt(b.get('ratio'))}** ({fmt(b.get('snap_mb_s'), 0)} / {fmt(b.get('origin_mb_s'), 0)} MB/s)",
                      f"**{fmt(d.get('ratio'))}** ({fmt(d.get('snap_mb_s'), 0)} / {fmt(d.get('origin_mb_s'), 0)} MB/s)",
-                     fmt(b["ratio"] / d["ratio"] if b.get("ratio") and d.get("ratio") else None)])
+                     fmt(b.get("over_dm"))])
     out.append("\nSequential read of the snapshot device as a fraction of the origin's "
-               "speed, same run (snapshot / origin MB/s); last column: blksnap / dm, "
-               "< 1 means blksnap is slower.\n")
+               "speed, same run (median snapshot / origin MB/s); last column: blksnap / dm "
+               "ratio, paired by repetition, < 1 means blksnap is slower.\n")
     out.append(md_table(["case", "blksnap image", "dm-snapshot device", "blksnap/dm"], rows))
 
     S = F["scale"]

@@ -28,7 +28,7 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	host_reps=3
 else
 	scale=${BENCH_SCALE:-16,256,1024}
-	args="bench.region=128 bench.rewrite_ios=2048 bench.reps=3 bench.scale=$scale bench.change=1,10 bench.change_cap=1000 bench.lat_rounds=5 bench.bursts=128,256,512,1024 bench.thresholds=1,16,64"
+	args="bench.region=256 bench.rewrite_ios=2048 bench.reps=5 bench.scale=$scale bench.change=1,10 bench.change_cap=1000 bench.lat_rounds=5 bench.bursts=128,256,512,1024 bench.thresholds=1,16,64"
 	host_reps=7
 fi
 args="$args ${BENCH_ARGS:-}"
@@ -54,8 +54,8 @@ echo "bench: host: blksnap-storage add's growth of 4 GiB vs fallocate, on ${BENC
 # sparse origin costs no host disk.
 rm -rf "$disks" && mkdir -p "$disks"
 truncate -s 1G "$disks/vda.img"
-truncate -s 1G "$disks/vdb.img"
-truncate -s 2G "$disks/vdc.img"
+truncate -s 2G "$disks/vdb.img"
+truncate -s 4G "$disks/vdc.img"
 # The scale storage holds 10% of the largest origin (holes on the host).
 big=64
 for gib in ${scale//,/ }; do [ $((gib * 15 / 100)) -gt $big ] && big=$((gib * 15 / 100)); done
