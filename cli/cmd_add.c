@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* add: create or grow a storage file and give the growth to a snapshot. */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -88,6 +89,13 @@ int cmd_add(int argc, char **argv)
 		ret = storage_grow(&s, bytes, &g, why);
 		if (!ret)
 			print_growth(&s, &g);
+		if (!ret && !g.given_sectors) {
+			/* The space stays in FILE so a retry gets other blocks. */
+			snprintf(why, sizeof(why), "none of the new sectors was "
+				 "free when the snapshot was taken; they stay "
+				 "in the file, unused: add again for more");
+			ret = -ENOSPC;
+		}
 		storage_close(&s);
 	}
 	if (ret)

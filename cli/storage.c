@@ -220,10 +220,6 @@ static int usable_part(struct storage *s, dev_t image, struct sf_ranges *new,
 		return say(why, ret, "cannot tell which new sectors were free "
 			   "when the snapshot was taken (%s: %s)", stage,
 			   strerror(-ret));
-	if (!usable->count)
-		return say(why, -ENOSPC, "none of the %" PRIu64 " new sectors "
-			   "was free when the snapshot was taken",
-			   new->usable_sectors);
 	return 0;
 }
 
@@ -280,6 +276,12 @@ int storage_grow(struct storage *s, uint64_t bytes, struct growth *g,
 		return explain_sf_error(s, ret, why);
 	g->unaligned_sectors = new.wasted_sectors;
 	ret = usable_part(s, image, &new, &usable, g, why);
+	/*
+	 * Nothing was free at take time: keep the growth, so that those
+	 * blocks stay out of the next growth, and give nothing.
+	 */
+	if (!ret && !usable.count)
+		goto out;
 	if (!ret)
 		ret = hand_over(s, &usable, &recorded_now, &appended, why);
 	if (ret && !appended)
@@ -289,6 +291,7 @@ int storage_grow(struct storage *s, uint64_t bytes, struct growth *g,
 		for (size_t i = 0; i < appended; i++)
 			g->given_sectors += usable.r[i].sector_count;
 	}
+out:
 	sf_size(s->f, &g->new_size);
 	sf_ranges_free(&new);
 	sf_ranges_free(&usable);

@@ -50,6 +50,11 @@ int storage_open(struct storage *s, int ctl, const struct blk_snap_uuid *id,
  * Grow the file by @bytes and append the new sectors to the snapshot;
  * pins the file first.  On failure the file is as before (unless the
  * kernel took part of the ranges, which the message then says).
+ *
+ * When the file's device is in the taken snapshot, only sectors free at
+ * take time are given; the rest stays allocated to the file, unused, so
+ * the next growth gets other blocks.  If none was free this returns 0
+ * with g->given_sectors == 0: the caller may grow again.
  */
 int storage_grow(struct storage *s, uint64_t bytes, struct growth *g,
 		 char *why);

@@ -188,10 +188,19 @@ static void log_grow_failure(struct watch *w, const char *why)
 	}
 }
 
+/*
+ * Blocks in use at take time are withheld from a growth, so a growth on
+ * the snapshotted filesystem can give less than it allocated, or nothing
+ * (the filesystem handed out blocks of files deleted since take).  Grow
+ * again, within limit and margin, until the request is met; the bound on
+ * attempts only stops a filesystem that keeps returning such blocks.
+ */
+#define GROW_ATTEMPTS 16
+
 /* Low free space: grow by max(requested, step) within limit and margin. */
 static int on_low_space(struct watch *w, uint64_t requested_sectors)
 {
-	uint64_t want, can, size = 0, align = sf_align(w->s->f);
+	uint64_t want, can, size = 0, given = 0, align = sf_align(w->s->f);
 	enum cap_reason why;
 	char text[WHY_LEN];
 	struct growth g;
@@ -200,20 +209,31 @@ static int on_low_space(struct watch *w, uint64_t requested_sectors)
 	want = requested_sectors << SF_SECTOR_SHIFT;
 	if (want < w->o->step)
 		want = w->o->step;
-	sf_size(w->s->f, &size);
-	can = room(w, size, &why);
-	if (can < want)
-		say_capped(w, why, size);
-	want = (can < want ? can : want) / align * align;
-	if (!want)
-		return 0;
-	ret = storage_grow(w->s, want, &g, text);
-	if (ret == -ESRCH)
-		return ret;
-	if (ret)
-		log_grow_failure(w, text);
-	else
+	for (int i = 0; i < GROW_ATTEMPTS && given < want; i++) {
+		uint64_t ask = want - given;
+
+		sf_size(w->s->f, &size);
+		can = room(w, size, &why);
+		if (can < ask)
+			say_capped(w, why, size);
+		ask = (can < ask ? can : ask) / align * align;
+		if (!ask)
+			return 0;
+		ret = storage_grow(w->s, ask, &g, text);
+		if (ret == -ESRCH)
+			return ret;
+		if (ret) {
+			log_grow_failure(w, text);
+			return 0;
+		}
 		log_growth(w, requested_sectors, &g);
+		given += g.given_sectors << SF_SECTOR_SHIFT;
+		if (!g.withheld_sectors)
+			break;
+	}
+	if (given < want && given < requested_sectors << SF_SECTOR_SHIFT)
+		log_grow_failure(w, "gave less than requested: the new blocks "
+				 "were in use when the snapshot was taken");
 	return 0;
 }
 
