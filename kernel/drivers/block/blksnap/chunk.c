@@ -29,10 +29,14 @@ void chunk_store_failed(struct chunk *chunk, int error)
 	diff_storage_free_region(chunk->diff_region);
 	chunk->diff_region = NULL;
 
-	up(&chunk->lock);
+	/*
+	 * Before the unlock: a writer waiting on this chunk then finds the
+	 * snapshot already corrupted with the real cause, not its own guess.
+	 */
 	if (error)
 		diff_area_set_corrupted(diff_area, error);
-};
+	up(&chunk->lock);
+}
 
 int chunk_schedule_storing(struct chunk *chunk, bool is_nowait)
 {

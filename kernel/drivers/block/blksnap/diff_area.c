@@ -463,7 +463,7 @@ int diff_area_wait(struct diff_area *diff_area, sector_t sector, sector_t count,
 		 */
 		up(&chunk->lock);
 		if (chunk_state_check(chunk, CHUNK_ST_FAILED)) {
-			ret = -EFAULT;
+			ret = -EIO;
 			break;
 		}
 	}
