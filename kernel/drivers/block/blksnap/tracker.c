@@ -122,8 +122,14 @@ static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
 		percpu_down_read(&tracker_submit_lock);
 	}
 
+	/*
+	 * A remapped bio's sector is on the whole disk. Only a tracker of
+	 * the partition itself wants it relative; a whole-disk tracker gets
+	 * its partitions' bios too (bdev_filter_submit_bio()).
+	 */
 	sector = bio->bi_iter.bi_sector;
-	if (bio_flagged(bio, BIO_REMAPPED))
+	if (bio_flagged(bio, BIO_REMAPPED) &&
+	    bio->bi_bdev->bd_dev == tracker->dev_id)
 		sector -= bio->bi_bdev->bd_start_sect;
 
 	current_flag = memalloc_noio_save();

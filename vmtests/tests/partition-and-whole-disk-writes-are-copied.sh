@@ -1,0 +1,67 @@
+# A snapshot of a whole disk sees the writes made through its partitions,
+# and a snapshot of a partition keeps working on partition-relative
+# sectors. (A bio to a partition carries the partition's bdev: with the
+# filter looked up on that bdev alone, writes through /dev/loopNp1 went
+# straight past a whole-disk snapshot, which then showed the new data.)
+# timeout: 180
+. /tests/common.sh
+
+# le32 N: N as 4 little-endian bytes, printf escapes.
+le32() {
+	printf '\\%03o\\%03o\\%03o\\%03o' $(($1 & 255)) $(($1 >> 8 & 255)) \
+		$(($1 >> 16 & 255)) $(($1 >> 24 & 255))
+}
+
+# partitioned_loop SIZE_MIB: a loop disk of random data with one MBR
+# partition from 1 MiB to the end; prints the disk.
+partitioned_loop() {
+	local f
+	mkdir -p /dev/shm/loops
+	f=$(mktemp /dev/shm/loops/disk.XXXXXX)
+	gen 1 $(($1 * 1048576)) > "$f" || fail "cannot create $f"
+	{
+		dd if=/dev/zero bs=446 count=1 2>/dev/null
+		printf "\\000\\000\\002\\000\\203\\376\\377\\377$(le32 2048)$(le32 $(($1 * 2048 - 2048)))"
+		dd if=/dev/zero bs=48 count=1 2>/dev/null
+		printf '\125\252'
+	} | dd of="$f" conv=notrunc 2>/dev/null || fail "cannot write the partition table"
+	losetup -P -f --show "$f" || fail "losetup -P $f failed"
+}
+
+load_module tracking_block_minimum_shift=16
+disk=$(partitioned_loop 128) || exit 1
+part=${disk}p1
+wait_for 5 test -b "$part" || fail "no partition $part after losetup -P"
+[ "$(sectors "$part")" = $((127 * 2048)) ] || fail "$part has $(sectors "$part") sectors"
+store=$(make_loop 160)
+
+# Whole disk in the snapshot, written through the partition.
+before=$(sha "$disk")
+id=$(bsok create "$(devnum "$disk")")
+bsok append "$id" "$(devnum "$store")" 0:327680 > /dev/null
+bsok take "$id" > /dev/null
+img=$(image_of "$id" "$disk")
+write_random "$part" 16 32 9
+[ "$(sha "$img")" = "$before" ] || fail "whole-disk image changed by writes through its partition"
+# Tracked at whole-disk offsets: 1 MiB partition start + 16 MiB = block 272
+# of 64 KiB, 512 blocks.
+bsok destroy "$id" > /dev/null
+id=$(bsok create "$(devnum "$disk")")
+bsok append "$id" "$(devnum "$store")" 0:327680 > /dev/null
+bsok take "$id" > /dev/null
+changed=$(bsok cbtread "$(devnum "$disk")" 0 2048 | tr ' ' '\n' | grep '=2$' | sed 's/=2$//')
+[ "$(echo "$changed" | wc -l)" = 512 ] && [ "$(echo "$changed" | head -n 1)" = 272 ] &&
+	[ "$(echo "$changed" | tail -n 1)" = 783 ] ||
+	fail "changed blocks $(echo "$changed" | head -n 1)..$(echo "$changed" | tail -n 1) ($(echo "$changed" | wc -l)), expected 272..783"
+bsok destroy "$id" > /dev/null
+
+# The partition in the snapshot, written through itself.
+before=$(sha "$part")
+id=$(bsok create "$(devnum "$part")")
+bsok append "$id" "$(devnum "$store")" 0:327680 > /dev/null
+bsok take "$id" > /dev/null
+img=$(image_of "$id" "$part")
+write_random "$part" 40 24 10
+[ "$(sha "$img")" = "$before" ] || fail "partition image changed by writes to the partition"
+bsok destroy "$id" > /dev/null
+exit 0
