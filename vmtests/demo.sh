@@ -1,5 +1,5 @@
 # blksnap demo, guest side (run by guest/init when the kernel command line
-# has blksnap.mode=demo; vmtests/demo-run.sh is the host side).
+# has bsvm.mode=demo; vmtests/demo-run.sh is the host side).
 #
 # /dev/vda (16 GiB) becomes the root filesystem of a small Linux machine:
 # ext4 holding this initramfs's userland as /bin, /lib, /usr, and user
@@ -316,8 +316,8 @@ must "mount -t ext4 -o ro,noload $IMG /mnt/snapshot"
 must "ls -C /mnt/snapshot /mnt/snapshot/var"
 say "a photo the workload deleted is gone from / but still in the snapshot:"
 show "ls -l /home/alice/Photos/IMG_1000.jpg /mnt/snapshot/home/alice/Photos/IMG_1000.jpg"
-say "the image serves reads by whole chunks (256 KiB here): a read-ahead of a few"
-say "MiB instead of the default 128 KiB makes reading its files several times faster"
+say "the image serves reads by whole chunks (256 KiB here) and sets its read-ahead"
+say "to two chunks; a few MiB keeps more chunks in flight and makes tar faster"
 must "blockdev --setra 8192 $IMG"
 say "everything but the storage file itself and the empty mount points:"
 long "tar" "echo \$((\$(stat -c %s $R/backup/root.tar) >> 20)) MiB written" "tar -cf /backup/root.tar -C /mnt/snapshot $TREE"
