@@ -10,7 +10,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <linux/fs.h>
 
 #include "blksnap_ctl.h"
 #include "state.h"
@@ -62,6 +64,32 @@ static int check_directory_fs(const char *path, const char **fs_name,
 	return ret ? say_errno(why, ret) : 0;
 }
 
+/* The kernel no longer knows @id (destroyed without this tool, reloaded). */
+static bool snapshot_gone(int ctl, const struct blk_snap_uuid *id)
+{
+	struct blk_snap_image_info *info = NULL;
+	unsigned int count;
+	int ret = bsc_collect_images(ctl, id, &info, &count);
+
+	if (!ret)
+		free(info);
+	return ret == -ESRCH;
+}
+
+/* A pinned file nobody recorded: its snapshot died with a reboot. */
+static bool is_immutable(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	int flags = 0;
+
+	if (fd < 0)
+		return false;
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0)
+		flags = 0;
+	close(fd);
+	return flags & FS_IMMUTABLE_FL;
+}
+
 /* Refuse files that belong elsewhere or hold data we must not overwrite. */
 static int check_ownership(struct storage *s, bool *exists, char *why)
 {
@@ -72,6 +100,11 @@ static int check_ownership(struct storage *s, bool *exists, char *why)
 	if (state_owner(s->path, &owner) == 0) {
 		if (memcmp(&owner, &s->id, sizeof(owner))) {
 			bsc_uuid_format(&owner, text);
+			if (snapshot_gone(s->ctl, &owner))
+				return say(why, -EBUSY, "still recorded as storage "
+					   "of snapshot %s, which no longer exists: "
+					   "'blksnap-storage destroy %s' releases it",
+					   text, text);
 			return say(why, -EBUSY, "already storage of snapshot %s",
 				   text);
 		}
@@ -80,6 +113,10 @@ static int check_ownership(struct storage *s, bool *exists, char *why)
 	*exists = lstat(s->path, &st) == 0;
 	if (*exists && !S_ISREG(st.st_mode))
 		return say(why, -EINVAL, "not a regular file");
+	if (*exists && !s->recorded && st.st_size > 0 && is_immutable(s->path))
+		return say(why, -EEXIST, "exists, immutable, and is no "
+			   "snapshot's storage (left pinned by a crash or "
+			   "reboot?): 'chattr -i' and delete it first");
 	if (*exists && !s->recorded && st.st_size > 0)
 		return say(why, -EEXIST, "exists and is not storage of this "
 			   "snapshot (left from an earlier one? delete it first)");

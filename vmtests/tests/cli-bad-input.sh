@@ -2,7 +2,8 @@
 # arguments and options, unknown snapshot IDs, nonexistent paths, files,
 # directories and character devices where a block device is needed,
 # storage on tmpfs, too much storage, a device in another snapshot, an
-# untaken snapshot, and the module not loaded. Each call exits 2 (usage)
+# untaken snapshot, a file left pinned by a crash, a stale record of a
+# snapshot destroyed behind the tool's back, and the module not loaded. Each call exits 2 (usage)
 # or 1 (runtime) as the case demands, prints nothing on stdout and one
 # line "blksnap-storage: CMD: ..." on stderr (a usage error adds the
 # "Try 'blksnap-storage CMD --help'" hint line). 'snapshot' with a
@@ -197,6 +198,12 @@ bad 1 cbt read /dev/vdb
 bad 1 add --snapshot "$id" /tmp/bi/f 1M
 bad 1 add --snapshot "$id" /nonexistent/f 1M
 bad 1 add --snapshot "$id" /mnt/st/existing 1M
+# Left pinned by a crash: the message says how to free it.
+chattr +i /mnt/st/existing || fail "chattr +i failed"
+bad 1 add --snapshot "$id" /mnt/st/existing 1M
+grep -q "immutable.*'chattr -i' and delete it first$" /tmp/err ||
+	fail "no advice for a pinned leftover file: $(cat /tmp/err)"
+chattr -i /mnt/st/existing || fail "chattr -i failed"
 bad 1 add --snapshot "$id" /mnt/st 1M
 bad 1 add --snapshot "$id" /dev/null 1M
 bad 1 add --snapshot "$id" /mnt/st/f 100T
@@ -210,6 +217,11 @@ run blksnap-storage add --snapshot "$id" /mnt/st/s1 16M > /dev/null
 bad 1 add --snapshot "$id2" /mnt/st/s1 16M
 run blksnap-storage take "$id"
 bad 1 take "$id"
+# Destroyed behind the tool's back: the record of s1 is stale, and says so.
+bsok destroy "$id" > /dev/null
+bad 1 add --snapshot "$id2" /mnt/st/s1 16M
+grep -q "snapshot $id, which no longer exists: 'blksnap-storage destroy $id' releases it$" /tmp/err ||
+	fail "a stale record is not explained: $(cat /tmp/err)"
 run blksnap-storage destroy "$id" > /dev/null
 run blksnap-storage destroy "$id2" > /dev/null
 rm /mnt/st/s1 || fail "cannot delete /mnt/st/s1"
