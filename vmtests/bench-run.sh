@@ -1,7 +1,7 @@
 #!/bin/bash
 # Host side of `make bench`: time the storage-file growth on the host's
 # ext4 (build/bench-sfgrow), boot the built kernel once in QEMU with
-# blksnap.mode=bench (vmtests/bench.sh runs every guest measurement on the
+# bsvm.mode=bench (vmtests/bench.sh runs every guest measurement on the
 # same virtual disks), then have vmtests/bench-report.py print the table
 # and write OUTDIR/results.json, results.svg and results.md.
 #
@@ -80,7 +80,7 @@ timeout -s KILL "${BENCH_TIMEOUT:-7200}" qemu-system-x86_64 \
 	-accel "${VM_ACCEL:-tcg}" -m "${VM_MEM:-2048}" -smp "${VM_CPUS:-2}" \
 	-display none -monitor none -no-reboot \
 	-kernel "$bzimage" -initrd "$initramfs" \
-	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 blksnap.mode=bench $args" \
+	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 bsvm.mode=bench $args" \
 	-serial "file:$outdir/bench.console" \
 	-device virtio-serial-pci \
 	-chardev "file,id=results,path=$res" \

@@ -1,4 +1,4 @@
-# Guest side of `make bench`: run by the guest init for blksnap.mode=bench.
+# Guest side of `make bench`: run by the guest init for bsvm.mode=bench.
 # Measures, on the harness disks and with fio as the load, what a held
 # snapshot costs: blksnap (storage on another disk / on the origin's own
 # filesystem) against no snapshot and against dm-snapshot (transient,

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Host side of `make demo`: boot the built kernel in QEMU with
-# blksnap.mode=demo; the guest (vmtests/demo.sh) prints its transcript on
+# bsvm.mode=demo; the guest (vmtests/demo.sh) prints its transcript on
 # the virtio-serial port "results", which lands in OUTDIR/transcript.txt
 # and is streamed to this terminal as it grows. Kernel messages go to
 # OUTDIR/console.log, not to the terminal.
@@ -49,7 +49,7 @@ echo
 	-accel "${VM_ACCEL:-tcg}" -m "${VM_MEM:-2048}" -smp "${VM_CPUS:-2}" \
 	-display none -monitor none -no-reboot \
 	-kernel "$bzimage" -initrd "$initramfs" \
-	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 blksnap.mode=demo" \
+	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 bsvm.mode=demo" \
 	-serial "file:$con" \
 	-device virtio-serial-pci \
 	-chardev "file,id=results,path=$out" \

@@ -559,17 +559,6 @@ module_unload_test() {
 	kmemleak_check
 }
 
-# fsck_image FS IMAGE: the image of a mounted filesystem is crash-consistent:
-# mount it read-write (the journal or log is replayed into the image), then
-# it must check clean.
-fsck_image() {
-	local opts=rw
-	[ "$1" = xfs ] && opts=rw,nouuid
-	mkdir -p /mnt/fsck && run mount -o $opts "$2" /mnt/fsck
-	run umount /mnt/fsck
-	fsck_ro "$1" "$2"
-}
-
 # watch_kill_test FS: the body of watch-restart-after-sigkill-FS.
 watch_kill_test() {
 	local fs=$1 orig=/dev/vdb id img w size i
