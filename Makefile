@@ -21,4 +21,4 @@ check: ## unit tests, CLI host tests and the VM tests (DEBUG=1: on the debug ker
 
 help: ## list the targets
 	@echo "Targets:"
-	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-zA-Z_-]+):.*## (.*)/  \1\t\2/' | expand -t 20
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-zA-Z_-]+):.*## (.*)/\1\t\2/' | awk -F '\t' '{ printf "  %-19s %s\n", $$1, $$2 }'
