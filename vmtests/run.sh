@@ -44,10 +44,14 @@ mkdir -p "$outdir"
 passed=0 failed=0
 declare -A verdict
 
+# VM_TIMEOUT_SCALE: the debug kernel (KASAN, lockdep) runs tests slower.
+tscale=${VM_TIMEOUT_SCALE:-1}
+case "$tscale" in '' | *[!0-9]* | 0) echo "run.sh: VM_TIMEOUT_SCALE must be a positive integer" >&2; exit 2 ;; esac
+
 test_timeout() {
 	local t
 	t=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "$here/tests/$1.sh" | head -n 1)
-	echo "${t:-300}"
+	echo $((${t:-300} * tscale))
 }
 
 make_disks() {
@@ -71,7 +75,7 @@ boot() {
 		-accel "$accel" -m "${VM_MEM:-2048}" -smp "${VM_CPUS:-2}" \
 		-display none -monitor none -no-reboot \
 		-kernel "$bzimage" -initrd "$initramfs" \
-		-append "console=ttyS0 panic=-1 oops=panic loglevel=6 bsvm.tests=$(IFS=,; echo "$*")" \
+		-append "console=ttyS0 panic=-1 oops=panic loglevel=6 bsvm.tscale=$tscale bsvm.tests=$(IFS=,; echo "$*")" \
 		-serial "file:$outdir/$name.console" \
 		-device virtio-serial-pci \
 		-chardev "file,id=results,path=$outdir/$name.results" \
