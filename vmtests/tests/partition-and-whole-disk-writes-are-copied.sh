@@ -28,6 +28,15 @@ partitioned_loop() {
 	losetup -P -f --show "$f" || fail "losetup -P $f failed"
 }
 
+# snapshot_of DEV: a taken snapshot of DEV with $store as storage; its id.
+snapshot_of() {
+	local id
+	id=$(bsok create "$(devnum "$1")")
+	bsok append "$id" "$(devnum "$store")" 0:327680 > /dev/null
+	bsok take "$id" > /dev/null
+	echo "$id"
+}
+
 load_module tracking_block_minimum_shift=16
 disk=$(partitioned_loop 128) || exit 1
 part=${disk}p1
@@ -35,20 +44,23 @@ wait_for 5 test -b "$part" || fail "no partition $part after losetup -P"
 [ "$(sectors "$part")" = $((127 * 2048)) ] || fail "$part has $(sectors "$part") sectors"
 store=$(make_loop 160)
 
+# copy_checked SNAPDEV WRITEDEV OFFSET_MIB SIZE_MIB SEED: snapshot SNAPDEV,
+# write to WRITEDEV, the image must still read as before; leaves $id.
+copy_checked() {
+	local before img
+	before=$(sha "$1")
+	id=$(snapshot_of "$1") || exit 1
+	img=$(image_of "$id" "$1")
+	write_random "$2" "$3" "$4" "$5"
+	[ "$(sha "$img")" = "$before" ] || fail "image of $1 changed by writes through $2"
+}
+
 # Whole disk in the snapshot, written through the partition.
-before=$(sha "$disk")
-id=$(bsok create "$(devnum "$disk")")
-bsok append "$id" "$(devnum "$store")" 0:327680 > /dev/null
-bsok take "$id" > /dev/null
-img=$(image_of "$id" "$disk")
-write_random "$part" 16 32 9
-[ "$(sha "$img")" = "$before" ] || fail "whole-disk image changed by writes through its partition"
+copy_checked "$disk" "$part" 16 32 9
 # Tracked at whole-disk offsets: 1 MiB partition start + 16 MiB = block 272
 # of 64 KiB, 512 blocks.
 bsok destroy "$id" > /dev/null
-id=$(bsok create "$(devnum "$disk")")
-bsok append "$id" "$(devnum "$store")" 0:327680 > /dev/null
-bsok take "$id" > /dev/null
+id=$(snapshot_of "$disk") || exit 1
 changed=$(bsok cbtread "$(devnum "$disk")" 0 2048 | tr ' ' '\n' | grep '=2$' | sed 's/=2$//')
 [ "$(echo "$changed" | wc -l)" = 512 ] && [ "$(echo "$changed" | head -n 1)" = 272 ] &&
 	[ "$(echo "$changed" | tail -n 1)" = 783 ] ||
@@ -56,12 +68,6 @@ changed=$(bsok cbtread "$(devnum "$disk")" 0 2048 | tr ' ' '\n' | grep '=2$' | s
 bsok destroy "$id" > /dev/null
 
 # The partition in the snapshot, written through itself.
-before=$(sha "$part")
-id=$(bsok create "$(devnum "$part")")
-bsok append "$id" "$(devnum "$store")" 0:327680 > /dev/null
-bsok take "$id" > /dev/null
-img=$(image_of "$id" "$part")
-write_random "$part" 40 24 10
-[ "$(sha "$img")" = "$before" ] || fail "partition image changed by writes to the partition"
+copy_checked "$part" "$part" 40 24 10
 bsok destroy "$id" > /dev/null
 exit 0
