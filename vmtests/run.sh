@@ -75,7 +75,7 @@ boot() {
 		-accel "$accel" -m "${VM_MEM:-2048}" -smp "${VM_CPUS:-2}" \
 		-display none -monitor none -no-reboot \
 		-kernel "$bzimage" -initrd "$initramfs" \
-		-append "console=ttyS0 panic=-1 oops=panic loglevel=6 bsvm.tscale=$tscale bsvm.tests=$(IFS=,; echo "$*")" \
+		-append "console=ttyS0 panic=-1 oops=panic loglevel=6 ${VM_APPEND:-} bsvm.tscale=$tscale bsvm.tests=$(IFS=,; echo "$*")" \
 		-serial "file:$outdir/$name.console" \
 		-device virtio-serial-pci \
 		-chardev "file,id=results,path=$outdir/$name.results" \
