@@ -192,6 +192,7 @@ struct snapimage *snapimage_create(struct diff_area *diff_area,
 	int minor;
 	struct snapimage *snapimage = NULL;
 	struct gendisk *disk;
+	struct block_device *orig_bdev;
 	struct task_struct *task;
 
 	snapimage = kzalloc(sizeof(*snapimage), GFP_KERNEL);
@@ -242,16 +243,17 @@ struct snapimage *snapimage_create(struct diff_area *diff_area,
 	blk_queue_max_hw_sectors(disk->queue, BLK_DEF_MAX_SECTORS);
 	blk_queue_flag_set(QUEUE_FLAG_NOMERGES, disk->queue);
 	/* Filesystems on the image need the origin's sector size. */
+	orig_bdev = diff_area->orig_bdev;
 	blk_queue_logical_block_size(disk->queue,
-		bdev_logical_block_size(diff_area->orig_bdev));
+				     bdev_logical_block_size(orig_bdev));
 	blk_queue_physical_block_size(disk->queue,
-		bdev_physical_block_size(diff_area->orig_bdev));
+				      bdev_physical_block_size(orig_bdev));
 	/*
 	 * A read smaller than a chunk still reads the whole chunk from the
 	 * storage; add_disk() sizes the read-ahead from io_opt (twice it).
 	 */
 	blk_queue_io_opt(disk->queue,
-		diff_area_chunk_sectors(diff_area) << SECTOR_SHIFT);
+			 diff_area_chunk_sectors(diff_area) << SECTOR_SHIFT);
 
 	if (snprintf(disk->disk_name, DISK_NAME_LEN, "%s%d",
 		     BLK_SNAP_IMAGE_NAME, minor) < 0) {
