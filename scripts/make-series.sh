@@ -126,7 +126,8 @@ PY
 echo "  SERIES  $(ls "$out"/*.patch | wc -l) files in $out"
 
 echo "  CHECK   scripts/checkpatch.pl --strict"
-./scripts/checkpatch.pl --strict --terse "$out"/00[0-9][1-9]-*.patch "$out"/00[1-9]*.patch \
+# Every patch but the cover letter (0000), each once.
+./scripts/checkpatch.pl --strict --terse $(ls "$out"/00[0-9][0-9]-*.patch | grep -v '/0000-') \
 	> "$out/checkpatch.txt" 2>&1 || true
 grep -E 'ERROR|WARNING|CHECK' "$out/checkpatch.txt" || true
 errors=$(grep -c 'ERROR' "$out/checkpatch.txt" || true)
