@@ -314,11 +314,16 @@ int storage_grow(struct storage *s, uint64_t bytes, struct growth *g,
 	g->unaligned_sectors = new.wasted_sectors;
 	ret = usable_part(s, image, &new, &usable, g, why);
 	/*
-	 * Nothing was free at take time: keep the growth, so that those
-	 * blocks stay out of the next growth, and give nothing.
+	 * Nothing was free at take time: keep the growth, and the file and
+	 * its record even if this process created it, so that those blocks
+	 * stay out of the next growth; give nothing.
 	 */
-	if (!ret && !usable.count)
+	if (!ret && !usable.count) {
+		if (!s->recorded && state_record(&s->id, s->path) == 0)
+			s->recorded = true;
+		s->keep = true;
 		goto out;
+	}
 	if (!ret)
 		ret = hand_over(s, &usable, &recorded_now, &appended, why);
 	if (ret && !appended)
@@ -356,7 +361,7 @@ void storage_close(struct storage *s)
 	if (!s->f)
 		return;
 	/* Remove only the very file we created, not one put in its place. */
-	if (s->created && !s->appended && fstat(sf_fd(s->f), &a) == 0 &&
+	if (s->created && !s->appended && !s->keep && fstat(sf_fd(s->f), &a) == 0 &&
 	    lstat(s->path, &b) == 0 && a.st_ino == b.st_ino &&
 	    a.st_dev == b.st_dev) {
 		sf_unpin(s->f);

@@ -26,6 +26,7 @@ struct storage {
 	bool created;		/* this process created the file */
 	bool recorded;		/* listed in the snapshot's state */
 	bool appended;		/* the kernel holds some of its sectors */
+	bool keep;		/* holds blocks withheld from the kernel */
 };
 
 struct growth {
