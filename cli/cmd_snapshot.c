@@ -219,6 +219,7 @@ static void exec_command(char **command)
 {
 	struct sigaction sa;
 	sigset_t none;
+	int err;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
@@ -230,8 +231,9 @@ static void exec_command(char **command)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	execvp(command[0], command);
-	report(command[0], "%s", strerror(errno));
-	_exit(errno == ENOENT ? 127 : 126);
+	err = errno;
+	report(command[0], "%s", strerror(err));
+	_exit(err == ENOENT ? 127 : 126);
 }
 
 /* Run COMMAND to its end; its status in shell terms. */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,21 +17,27 @@ const char *cmd_name = "";
 
 void report(const char *object, const char *fmt, ...)
 {
+	char line[1024];
+	int len;
 	va_list ap;
 
-	/* One fprintf per piece is fine: stderr is unbuffered but we are
-	 * the only writer apart from a watcher thread that reports rarely. */
-	flockfile(stderr);
-	fprintf(stderr, "%s: ", PROGRAM_NAME);
-	if (cmd_name && *cmd_name)
-		fprintf(stderr, "%s: ", cmd_name);
-	if (object)
-		fprintf(stderr, "%s: ", object);
+	/*
+	 * One write(2) per line: a command run by 'snapshot' and its
+	 * watcher share stderr, and pieces written apart interleave.
+	 */
+	len = snprintf(line, sizeof(line), "%s: %s%s%s%s", PROGRAM_NAME,
+		       cmd_name ? cmd_name : "", cmd_name && *cmd_name ? ": " : "",
+		       object ? object : "", object ? ": " : "");
+	if (len < 0 || len >= (int)sizeof(line) - 1)
+		len = 0;
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(line + len, sizeof(line) - len - 1, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	funlockfile(stderr);
+	len = strlen(line);
+	line[len++] = '\n';
+	fflush(stderr);
+	if (write(STDERR_FILENO, line, len) < 0)
+		return;
 }
 
 int fail(const char *object, int err)
