@@ -644,6 +644,73 @@ blk_status_t diff_area_image_io(struct diff_area_image_ctx *io_ctx,
 	return BLK_STS_OK;
 }
 
+/**
+ * diff_area_image_read_begin() - Locks the chunk that holds a sector of the
+ *	image and tells where the snapshot's data for that sector is.
+ * @diff_area:
+ *	The diff area of the image.
+ * @sector:
+ *	The sector of the image.
+ * @chunk_out:
+ *	Receives the locked chunk.
+ * @from:
+ *	Receives the device and the sector on it that hold the data of
+ *	@sector, and the number of sectors left in the chunk from there.
+ *	&diff_region.bdev is NULL when the data is in the chunk's buffer:
+ *	then the chunk is out of the cache, ready for diff_area_image_io().
+ *
+ * A chunk that was never copied is still on the original device, and a
+ * stored chunk without a buffer is on the difference storage: the caller
+ * reads either of them there directly, which costs neither a buffer nor a
+ * copy, and releases the chunk with up() when that read has completed.
+ * Until then copy-on-write of the chunk waits, so the original cannot
+ * change under the read.
+ *
+ * Return: 0, -EIO if the snapshot is corrupted or the chunk failed, -EINVAL
+ * for a sector out of the device, or -EINTR if the task was killed.
+ */
+int diff_area_image_read_begin(struct diff_area *diff_area, sector_t sector,
+			       struct chunk **chunk_out,
+			       struct diff_region *from)
+{
+	struct chunk *chunk;
+	sector_t offset;
+	int ret;
+
+	if (diff_area_is_corrupted(diff_area))
+		return -EIO;
+
+	chunk = xa_load(&diff_area->chunk_map, chunk_number(diff_area, sector));
+	if (unlikely(!chunk))
+		return -EINVAL;
+
+	ret = down_killable(&chunk->lock);
+	if (ret)
+		return ret;
+
+	if (unlikely(chunk_state_check(chunk, CHUNK_ST_FAILED))) {
+		up(&chunk->lock);
+		return -EIO;
+	}
+
+	offset = sector - chunk_sector(chunk);
+	from->count = chunk->sector_count - offset;
+	if (chunk_state_check(chunk, CHUNK_ST_BUFFER_READY)) {
+		diff_area_take_chunk_from_cache(diff_area, chunk);
+		from->bdev = NULL;
+		from->sector = 0;
+	} else if (chunk_state_check(chunk, CHUNK_ST_STORE_READY)) {
+		from->bdev = chunk->diff_region->bdev;
+		from->sector = chunk->diff_region->sector + offset;
+	} else {
+		from->bdev = diff_area->orig_bdev;
+		from->sector = sector;
+	}
+
+	*chunk_out = chunk;
+	return 0;
+}
+
 static inline void diff_area_event_corrupted(struct diff_area *diff_area,
 					     int err_code)
 {

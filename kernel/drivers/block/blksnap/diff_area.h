@@ -13,6 +13,7 @@
 
 struct diff_storage;
 struct chunk;
+struct diff_region;
 
 /**
  * struct diff_area - Discribes the difference area for one original device.
@@ -178,6 +179,10 @@ static inline void diff_area_image_ctx_init(struct diff_area_image_ctx *io_ctx,
 void diff_area_image_ctx_done(struct diff_area_image_ctx *io_ctx);
 blk_status_t diff_area_image_io(struct diff_area_image_ctx *io_ctx,
 				const struct bio_vec *bvec, sector_t *pos);
+
+int diff_area_image_read_begin(struct diff_area *diff_area, sector_t sector,
+			       struct chunk **chunk_out,
+			       struct diff_region *from);
 
 void diff_area_throttling_io(struct diff_area *diff_area);
 

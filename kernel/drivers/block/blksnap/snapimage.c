@@ -7,6 +7,7 @@
 #include "snapimage.h"
 #include "diff_area.h"
 #include "chunk.h"
+#include "diff_io.h"
 #include "cbt_map.h"
 
 #define NR_SNAPIMAGE_DEVT	BIT(MINORBITS)
@@ -19,7 +20,178 @@ struct submit_event {
 static unsigned int _major;
 static DEFINE_IDA(snapimage_devt_ida);
 
-static void bio_process(struct snapimage *snapimage, struct bio *bio)
+/**
+ * struct image_read - A read of one chunk of the image, sent to the device
+ *	that holds the chunk's data.
+ * @snapimage:
+ *	The image.
+ * @chunk:
+ *	The chunk; locked until the read completes.
+ * @bio:
+ *	The image's bio that the read is a part of.
+ * @clone:
+ *	The read itself; last, since the bio_set allocates what precedes it.
+ */
+struct image_read {
+	struct snapimage *snapimage;
+	struct chunk *chunk;
+	struct bio *bio;
+	struct bio clone;
+};
+
+static struct bio_set image_read_bioset;
+
+static void image_read_endio(struct bio *clone)
+{
+	struct image_read *rd = container_of(clone, struct image_read, clone);
+	struct snapimage *snapimage = rd->snapimage;
+	struct bio *bio = rd->bio;
+	blk_status_t status = clone->bi_status;
+	unsigned long flags;
+
+	/*
+	 * Once the snapshot is corrupted, the original may have been
+	 * overwritten without a copy, even while this read was in flight.
+	 */
+	if (status == BLK_STS_OK && diff_area_is_corrupted(snapimage->diff_area))
+		status = BLK_STS_IOERR;
+	if (status != BLK_STS_OK)
+		bio->bi_status = status;
+
+	up(&rd->chunk->lock);
+	bio_put(clone);
+	bio_endio(bio);
+
+	/* snapimage_free() may free the image as soon as the lock is free. */
+	spin_lock_irqsave(&snapimage->inflight_lock, flags);
+	if (!--snapimage->inflight_reads)
+		wake_up(&snapimage->inflight_waitqueue);
+	spin_unlock_irqrestore(&snapimage->inflight_lock, flags);
+}
+
+/*
+ * Sends the first @len bytes of @bio, within one locked chunk, to where the
+ * chunk's data is, the way a device-mapper target remaps a bio.
+ */
+static blk_status_t image_read_remap(struct snapimage *snapimage,
+				     struct bio *bio, unsigned int len,
+				     struct chunk *chunk,
+				     const struct diff_region *from)
+{
+	struct image_read *rd;
+	struct bio *clone;
+
+	clone = bio_alloc_clone(from->bdev, bio, GFP_NOIO, &image_read_bioset);
+	if (unlikely(!clone)) {
+		up(&chunk->lock);
+		return BLK_STS_RESOURCE;
+	}
+	clone->bi_iter.bi_sector = from->sector;
+	clone->bi_iter.bi_size = len;
+	/* Reads need no copy-on-write: skip the filter of the original. */
+	bio_set_flag(clone, BIO_FILTERED);
+	clone->bi_end_io = image_read_endio;
+
+	rd = container_of(clone, struct image_read, clone);
+	rd->snapimage = snapimage;
+	rd->chunk = chunk;
+	rd->bio = bio;
+
+	spin_lock_irq(&snapimage->inflight_lock);
+	snapimage->inflight_reads++;
+	spin_unlock_irq(&snapimage->inflight_lock);
+
+	bio_inc_remaining(bio);
+	submit_bio_noacct(clone);
+	return BLK_STS_OK;
+}
+
+/* Copies the first @len bytes of @bio from the chunk's buffer. */
+static blk_status_t image_read_buffer(struct diff_area *diff_area,
+				      struct bio *bio, unsigned int len,
+				      struct chunk *chunk)
+{
+	struct diff_area_image_ctx io_ctx;
+	struct bvec_iter piece = bio->bi_iter;
+	struct bvec_iter iter;
+	struct bio_vec bvec;
+	sector_t sector = bio->bi_iter.bi_sector;
+	blk_status_t status = BLK_STS_OK;
+
+	piece.bi_size = len;
+	diff_area_image_ctx_init(&io_ctx, diff_area, false);
+	/* The chunk is locked and out of the cache: the context releases it. */
+	io_ctx.chunk = chunk;
+	__bio_for_each_segment(bvec, bio, iter, piece) {
+		status = diff_area_image_io(&io_ctx, &bvec, &sector);
+		if (unlikely(status != BLK_STS_OK))
+			break;
+	}
+	diff_area_image_ctx_done(&io_ctx);
+
+	return status;
+}
+
+/*
+ * Serves the part of @bio that lies in its first chunk: from the chunk's
+ * buffer if it has one, otherwise by a read sent straight to the original
+ * device (chunk never copied) or to the difference storage (chunk stored),
+ * which completes on its own. Sets @len to the bytes served.
+ */
+static blk_status_t image_read_chunk(struct snapimage *snapimage,
+				     struct bio *bio, unsigned int *len)
+{
+	struct diff_area *diff_area = snapimage->diff_area;
+	struct diff_region from;
+	struct chunk *chunk;
+	int ret;
+
+	ret = diff_area_image_read_begin(diff_area, bio->bi_iter.bi_sector,
+					 &chunk, &from);
+	if (unlikely(ret))
+		return BLK_STS_IOERR;
+
+	*len = min_t(u64, bio->bi_iter.bi_size, from.count << SECTOR_SHIFT);
+	if (from.bdev)
+		return image_read_remap(snapimage, bio, *len, chunk, &from);
+	return image_read_buffer(diff_area, bio, *len, chunk);
+}
+
+/*
+ * Reads are served in the submitter's context, without the worker's
+ * hand-off, one chunk per call: the read sent for a chunk waits on
+ * current->bio_list until this returns, so nothing here may wait for a
+ * second chunk while it holds the first. The rest of the bio is submitted
+ * again and comes back once that read is on its way. The worker (@in_worker)
+ * has no bio_list: it goes through the whole bio at once.
+ */
+static void image_read(struct snapimage *snapimage, struct bio *bio,
+		       bool in_worker)
+{
+	diff_area_throttling_io(snapimage->diff_area);
+	while (bio->bi_iter.bi_size) {
+		blk_status_t status;
+		unsigned int len;
+
+		status = image_read_chunk(snapimage, bio, &len);
+		if (unlikely(status != BLK_STS_OK)) {
+			bio->bi_status = status;
+			break;
+		}
+		if (len == bio->bi_iter.bi_size)
+			break;
+
+		bio_advance(bio, len);
+		if (!in_worker) {
+			submit_bio_noacct(bio);
+			return;
+		}
+	}
+	bio_endio(bio);
+}
+
+/* Writes (and flushes) go through the chunk's buffer, one chunk at a time. */
+static void image_write(struct snapimage *snapimage, struct bio *bio)
 {
 	struct diff_area_image_ctx io_ctx;
 	struct bio_vec bvec;
@@ -47,6 +219,14 @@ static void bio_process(struct snapimage *snapimage, struct bio *bio)
 	}
 	diff_area_image_ctx_done(&io_ctx);
 	bio_endio(bio);
+}
+
+static void bio_process(struct snapimage *snapimage, struct bio *bio)
+{
+	if (bio_op(bio) == REQ_OP_READ)
+		image_read(snapimage, bio, true);
+	else
+		image_write(snapimage, bio);
 }
 
 static inline bool submit_bio_have(struct snapimage *snapimage)
@@ -146,6 +326,12 @@ static void snapimage_submit_bio(struct bio *bio)
 		return;
 	}
 
+	/* A read that may wait is served at once; writes go to the worker. */
+	if (bio_op(bio) == REQ_OP_READ && !(bio->bi_opf & REQ_NOWAIT)) {
+		image_read(snapimage, bio, false);
+		return;
+	}
+
 	if (!submit_bio_push(snapimage, bio, gfp)) {
 		wake_up(&snapimage->submit_waitqueue);
 		return;
@@ -170,11 +356,19 @@ void snapimage_free(struct snapimage *snapimage)
 
 	/*
 	 * After del_gendisk() no new bio reaches snapimage_submit_bio(), even
-	 * if the image is still open; the worker completes those it has.
+	 * if the image is still open; the worker completes those it has, and
+	 * the reads sent on to the original or the storage must be done
+	 * before the chunks can go.
 	 */
 	del_gendisk(snapimage->disk);
 	snapimage->is_ready = false;
 	kthread_stop(snapimage->submit_task);
+
+	spin_lock_irq(&snapimage->inflight_lock);
+	wait_event_lock_irq(snapimage->inflight_waitqueue,
+			    !snapimage->inflight_reads,
+			    snapimage->inflight_lock);
+	spin_unlock_irq(&snapimage->inflight_lock);
 
 	put_disk(snapimage->disk);
 
@@ -220,6 +414,8 @@ struct snapimage *snapimage_create(struct diff_area *diff_area,
 	INIT_LIST_HEAD(&snapimage->submit_list);
 	spin_lock_init(&snapimage->submit_list_lock);
 	init_waitqueue_head(&snapimage->submit_waitqueue);
+	spin_lock_init(&snapimage->inflight_lock);
+	init_waitqueue_head(&snapimage->inflight_waitqueue);
 
 	task = kthread_create(snapimage_submit_worker_fn, snapimage,
 			      BLK_SNAP_IMAGE_NAME "%d",
@@ -318,10 +514,18 @@ fail_free_image:
 int snapimage_init(void)
 {
 	int mj;
+	int ret;
+
+	ret = bioset_init(&image_read_bioset, BIO_POOL_SIZE,
+			  offsetof(struct image_read, clone),
+			  BIOSET_NEED_RESCUER);
+	if (ret)
+		return ret;
 
 	mj = register_blkdev(0, BLK_SNAP_IMAGE_NAME);
 	if (mj < 0) {
 		pr_err("Failed to register snapshot image block device\n");
+		bioset_exit(&image_read_bioset);
 		return mj;
 	}
 
@@ -334,6 +538,7 @@ int snapimage_init(void)
 void snapimage_done(void)
 {
 	unregister_blkdev(_major, BLK_SNAP_IMAGE_NAME);
+	bioset_exit(&image_read_bioset);
 	pr_info("Snapshot image block device [%d] was unregistered\n", _major);
 }
 

@@ -21,8 +21,6 @@ struct cbt_map;
  * @is_ready:
  *	The flag means that the snapshot image is ready for processing
  *	I/O items.
- * @worker:
- *	The worker thread for processing I/O items.
  * @submit_task:
  *	A pointer to the &struct task of the I/O items processor thread.
  * @submit_list:
@@ -31,6 +29,13 @@ struct cbt_map;
  *	Spinlock ensures the integrity of the list during multithreaded access.
  * @submit_waitqueue:
  *	Provides scheduling of the I/O items processing task.
+ * @inflight_lock:
+ *	Protects @inflight_reads.
+ * @inflight_reads:
+ *	The number of reads sent to the original device or to the difference
+ *	storage on behalf of the image and not completed yet.
+ * @inflight_waitqueue:
+ *	Where snapimage_free() waits for @inflight_reads to drop to zero.
  * @disk:
  *	A pointer to the &struct gendisk for the image block device.
  * @diff_area:
@@ -57,6 +62,11 @@ struct snapimage {
 	/* protects submit_list */
 	spinlock_t submit_list_lock;
 	wait_queue_head_t submit_waitqueue;
+
+	/* protects inflight_reads */
+	spinlock_t inflight_lock;
+	unsigned int inflight_reads;
+	wait_queue_head_t inflight_waitqueue;
 
 	struct gendisk *disk;
 
