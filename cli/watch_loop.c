@@ -9,6 +9,7 @@
 #include <time.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "blksnap_ctl.h"
 #include "common.h"
@@ -97,17 +98,30 @@ static void log_text(struct watch *w, const char *fmt, ...)
 static void log_text(struct watch *w, const char *fmt, ...)
 {
 	char when[32];
+	char line[1024];
+	ssize_t written;
+	int len;
 	va_list ap;
 
+	/*
+	 * One write(2) per line, as report() does: the watcher of 'snapshot'
+	 * shares stderr with the command it runs.
+	 */
 	timestamp(when, sizeof(when));
-	flockfile(w->o->log);
-	fprintf(w->o->log, "%s %s: ", when, w->s->path);
+	len = snprintf(line, sizeof(line), "%s %s: ", when, w->s->path);
+	if (len < 0 || len >= (int)sizeof(line) - 1)
+		len = 0;
 	va_start(ap, fmt);
-	vfprintf(w->o->log, fmt, ap);
+	vsnprintf(line + len, sizeof(line) - len - 1, fmt, ap);
 	va_end(ap);
-	fputc('\n', w->o->log);
+	len = strlen(line);
+	line[len++] = '\n';
+	flockfile(w->o->log);
 	fflush(w->o->log);
+	/* A log that cannot be written is no reason to stop growing. */
+	written = write(fileno(w->o->log), line, len);
 	funlockfile(w->o->log);
+	(void)written;
 }
 
 /* Bytes the file may still grow by, and which bound decides it. */
