@@ -321,6 +321,9 @@ int storage_grow(struct storage *s, uint64_t bytes, struct growth *g,
 	if (!ret && !usable.count) {
 		if (!s->recorded && state_record(&s->id, s->path) == 0)
 			s->recorded = true;
+		/* Like any recorded storage: destroy unpins it. */
+		if (s->recorded)
+			sf_pin(s->f);
 		s->keep = true;
 		goto out;
 	}
