@@ -1,23 +1,23 @@
 # Reads of never-copied chunks go straight to the origin while the chunk
 # stays locked, so copy-on-write of that chunk waits for them. Here the
-# first 256 MiB of the image are read three times (4 KiB buffered, 64 KiB direct, 1 MiB
-# direct; several readers at once the last time), while two writers
-# rewrite the origin at random offsets the whole time: every read of the
-# image equals the origin at take time, and the origin holds what the
-# writers wrote last (fio verifies it). Raw devices, no filesystem.
+# first 128 MiB of the image are read three times (4 KiB buffered,
+# 64 KiB direct, 1 MiB direct with several readers at once) while two
+# writers rewrite that part of the origin at random offsets: every read
+# of the image equals the origin at take time, and fio reads back and
+# verifies each round of origin writes. Raw devices, no filesystem.
 # timeout: 240
 . /tests/common.sh
 
 orig=/dev/vdb
 load_module
 storage_fs
-mib=256
+mib=128
 write_random $orig 0 $mib 3
 before=$(dd if=$orig bs=1M count=$mib status=none | sha256sum | cut -d' ' -f1)
 id=$(snap_take /mnt/st/diff 400M $orig) || exit 1
 img=$(cli_image "$id" $orig) || exit 1
 
-# Two writers, each on its own half of those 256 MiB, in rounds of 8 MiB of
+# Two writers, each on its own half of those 128 MiB, in rounds of 8 MiB of
 # random 4 KiB writes that fio reads back and checks after each round.
 rm -f /tmp/stop /tmp/writer.fail
 (
