@@ -15,29 +15,33 @@
 
 const char *cmd_name = "";
 
-void report(const char *object, const char *fmt, ...)
+void write_line(int fd, const char *prefix, const char *fmt, va_list ap)
 {
 	char line[1024];
 	int len;
-	va_list ap;
 
-	/*
-	 * One write(2) per line: a command run by 'snapshot' and its
-	 * watcher share stderr, and pieces written apart interleave.
-	 */
-	len = snprintf(line, sizeof(line), "%s: %s%s%s%s", PROGRAM_NAME,
-		       cmd_name ? cmd_name : "", cmd_name && *cmd_name ? ": " : "",
-		       object ? object : "", object ? ": " : "");
+	len = snprintf(line, sizeof(line), "%s", prefix);
 	if (len < 0 || len >= (int)sizeof(line) - 1)
 		len = 0;
-	va_start(ap, fmt);
 	vsnprintf(line + len, sizeof(line) - len - 1, fmt, ap);
-	va_end(ap);
 	len = strlen(line);
 	line[len++] = '\n';
+	if (write(fd, line, len) < 0)
+		return;	/* nowhere left to say it */
+}
+
+void report(const char *object, const char *fmt, ...)
+{
+	char prefix[512];
+	va_list ap;
+
+	snprintf(prefix, sizeof(prefix), "%s: %s%s%s%s", PROGRAM_NAME,
+		 cmd_name ? cmd_name : "", cmd_name && *cmd_name ? ": " : "",
+		 object ? object : "", object ? ": " : "");
 	fflush(stderr);
-	if (write(STDERR_FILENO, line, len) < 0)
-		return;
+	va_start(ap, fmt);
+	write_line(STDERR_FILENO, prefix, fmt, ap);
+	va_end(ap);
 }
 
 int fail(const char *object, int err)

@@ -8,6 +8,7 @@
 #define BLKSNAP_CLI_COMMON_H
 
 #include <assert.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +28,14 @@ enum exit_code {
 
 /* The command being run, e.g. "add" or "cbt read"; set by main(). */
 extern const char *cmd_name;
+
+/*
+ * PREFIX and the formatted text as one line, in one write(2): 'snapshot'
+ * runs a command that shares stderr with the watcher, and lines written
+ * in pieces interleave.
+ */
+void write_line(int fd, const char *prefix, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 
 /* "blksnap-storage: <cmd>: <object>: <message>" on stderr; object may be NULL. */
 void report(const char *object, const char *fmt, ...)

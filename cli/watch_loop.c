@@ -97,31 +97,17 @@ static void log_text(struct watch *w, const char *fmt, ...)
 
 static void log_text(struct watch *w, const char *fmt, ...)
 {
-	char when[32];
-	char line[1024];
-	ssize_t written;
-	int len;
+	char when[32], prefix[1024];
 	va_list ap;
 
-	/*
-	 * One write(2) per line, as report() does: the watcher of 'snapshot'
-	 * shares stderr with the command it runs.
-	 */
 	timestamp(when, sizeof(when));
-	len = snprintf(line, sizeof(line), "%s %s: ", when, w->s->path);
-	if (len < 0 || len >= (int)sizeof(line) - 1)
-		len = 0;
-	va_start(ap, fmt);
-	vsnprintf(line + len, sizeof(line) - len - 1, fmt, ap);
-	va_end(ap);
-	len = strlen(line);
-	line[len++] = '\n';
+	snprintf(prefix, sizeof(prefix), "%s %.900s: ", when, w->s->path);
 	flockfile(w->o->log);
 	fflush(w->o->log);
-	/* A log that cannot be written is no reason to stop growing. */
-	written = write(fileno(w->o->log), line, len);
+	va_start(ap, fmt);
+	write_line(fileno(w->o->log), prefix, fmt, ap);
+	va_end(ap);
 	funlockfile(w->o->log);
-	(void)written;
 }
 
 /* Bytes the file may still grow by, and which bound decides it. */
