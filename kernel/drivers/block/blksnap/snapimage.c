@@ -168,7 +168,12 @@ static blk_status_t image_read_chunk(struct snapimage *snapimage,
 static void image_read(struct snapimage *snapimage, struct bio *bio,
 		       bool in_worker)
 {
-	diff_area_throttling_io(snapimage->diff_area);
+	/*
+	 * Only the worker yields to pending copy-on-write: in the submitter's
+	 * context the wait would be paid again for every chunk of the bio.
+	 */
+	if (in_worker)
+		diff_area_throttling_io(snapimage->diff_area);
 	while (bio->bi_iter.bi_size) {
 		blk_status_t status;
 		unsigned int len;
