@@ -196,11 +196,12 @@ out:
 	atomic_dec(&chunk->diff_area->pending_io_count);
 }
 
-struct chunk *chunk_alloc(struct diff_area *diff_area, unsigned long number)
+struct chunk *chunk_alloc(struct diff_area *diff_area, unsigned long number,
+			  sector_t sector_count, gfp_t gfp)
 {
 	struct chunk *chunk;
 
-	chunk = kzalloc(sizeof(*chunk), GFP_KERNEL);
+	chunk = kzalloc(sizeof(*chunk), gfp);
 	if (!chunk)
 		return NULL;
 
@@ -208,6 +209,7 @@ struct chunk *chunk_alloc(struct diff_area *diff_area, unsigned long number)
 	sema_init(&chunk->lock, 1);
 	chunk->diff_area = diff_area;
 	chunk->number = number;
+	chunk->sector_count = sector_count;
 	atomic_set(&chunk->state, 0);
 
 	return chunk;

@@ -120,7 +120,8 @@ static inline bool chunk_state_check(struct chunk *chunk, int st)
 	return !!(atomic_read(&chunk->state) & st);
 };
 
-struct chunk *chunk_alloc(struct diff_area *diff_area, unsigned long number);
+struct chunk *chunk_alloc(struct diff_area *diff_area, unsigned long number,
+			  sector_t sector_count, gfp_t gfp);
 void chunk_free(struct chunk *chunk);
 
 int chunk_schedule_storing(struct chunk *chunk, bool is_nowait);

@@ -24,16 +24,6 @@ static inline sector_t chunk_sector(struct chunk *chunk)
 	       << (chunk->diff_area->chunk_shift - SECTOR_SHIFT);
 }
 
-static inline void recalculate_last_chunk_size(struct chunk *chunk)
-{
-	sector_t capacity;
-
-	capacity = bdev_nr_sectors(chunk->diff_area->orig_bdev);
-	if (capacity > round_down(capacity, chunk->sector_count))
-		chunk->sector_count =
-			capacity - round_down(capacity, chunk->sector_count);
-}
-
 static inline unsigned long long count_by_shift(sector_t capacity,
 						unsigned long long shift)
 {
@@ -207,11 +197,8 @@ static void diff_area_cache_release_work(struct work_struct *work)
 
 struct diff_area *diff_area_new(dev_t dev_id, struct diff_storage *diff_storage)
 {
-	int ret = 0;
 	struct diff_area *diff_area = NULL;
 	struct block_device *bdev;
-	unsigned long number;
-	struct chunk *chunk = NULL;
 
 	pr_debug("Open device [%u:%u]\n", MAJOR(dev_id), MINOR(dev_id));
 
@@ -245,12 +232,16 @@ struct diff_area *diff_area_new(dev_t dev_id, struct diff_storage *diff_storage)
 		return ERR_PTR(-EINVAL);
 	}
 
+	diff_area->capacity = bdev_nr_sectors(bdev);
 	diff_area_calculate_chunk_size(diff_area);
 	pr_debug("Chunk size %llu in bytes\n", 1ull << diff_area->chunk_shift);
 	pr_debug("Chunk count %lu\n", diff_area->chunk_count);
 
 	kref_init(&diff_area->kref);
 	xa_init(&diff_area->chunk_map);
+	spin_lock_init(&diff_area->tracked_reads_lock);
+	hash_init(diff_area->tracked_reads);
+	init_waitqueue_head(&diff_area->tracked_reads_wq);
 
 	spin_lock_init(&diff_area->caches_lock);
 	INIT_LIST_HEAD(&diff_area->read_cache_queue);
@@ -265,40 +256,6 @@ struct diff_area *diff_area_new(dev_t dev_id, struct diff_storage *diff_storage)
 
 	atomic_set(&diff_area->corrupt_flag, 0);
 	atomic_set(&diff_area->pending_io_count, 0);
-
-	/**
-	 * Allocating all chunks in advance allows to avoid doing this in
-	 * the process of filtering bio.
-	 * In addition, the chunk structure has an rw semaphore that allows
-	 * to lock data of a single chunk.
-	 * Different threads can read, write, or dump their data to diff storage
-	 * independently of each other, provided that different chunks are used.
-	 */
-	for (number = 0; number < diff_area->chunk_count; number++) {
-		chunk = chunk_alloc(diff_area, number);
-		if (!chunk) {
-			pr_err("Failed allocate chunk\n");
-			ret = -ENOMEM;
-			break;
-		}
-		chunk->sector_count = diff_area_chunk_sectors(diff_area);
-
-		ret = xa_insert(&diff_area->chunk_map, number, chunk,
-				GFP_KERNEL);
-		if (ret) {
-			pr_err("Failed insert chunk to chunk map\n");
-			chunk_free(chunk);
-			break;
-		}
-	}
-	if (ret) {
-		diff_area_put(diff_area);
-		return ERR_PTR(ret);
-	}
-
-	recalculate_last_chunk_size(chunk);
-
-	atomic_set(&diff_area->corrupt_flag, 0);
 
 	return diff_area;
 }
@@ -316,6 +273,44 @@ static void diff_area_take_chunk_from_cache(struct diff_area *diff_area,
 			atomic_dec(&diff_area->read_cache_count);
 	}
 	spin_unlock(&diff_area->caches_lock);
+}
+
+/*
+ * Finds the chunk, or allocates it the first time it is needed. Allocating
+ * it here, in the write's path, rather than every chunk at take, is what
+ * keeps an idle snapshot of a large device cheap; GFP_NOIO since the write
+ * of the original waits for it.
+ */
+static struct chunk *diff_area_get_chunk(struct diff_area *diff_area,
+					 unsigned long number, bool is_nowait)
+{
+	gfp_t gfp = is_nowait ? GFP_NOWAIT : GFP_NOIO;
+	sector_t chunk_sectors = diff_area_chunk_sectors(diff_area);
+	sector_t first = (sector_t)number * chunk_sectors;
+	struct chunk *chunk;
+	struct chunk *old;
+
+	chunk = xa_load(&diff_area->chunk_map, number);
+	if (chunk)
+		return chunk;
+
+	if (unlikely(number >= diff_area->chunk_count))
+		return ERR_PTR(-EINVAL);
+
+	chunk = chunk_alloc(diff_area, number,
+			    min(chunk_sectors, diff_area->capacity - first), gfp);
+	if (!chunk)
+		return ERR_PTR(is_nowait ? -EAGAIN : -ENOMEM);
+
+	old = xa_cmpxchg(&diff_area->chunk_map, number, NULL, chunk, gfp);
+	if (likely(!old))
+		return chunk;
+
+	/* Another writer allocated it first, or the map had no memory. */
+	kfree(chunk);
+	if (xa_is_err(old))
+		return ERR_PTR(is_nowait ? -EAGAIN : xa_err(old));
+	return old;
 }
 
 /**
@@ -349,11 +344,14 @@ int diff_area_copy(struct diff_area *diff_area, sector_t sector, sector_t count,
 	area_sect_first = round_down(sector, chunk_sectors);
 	for (offset = area_sect_first; offset < (sector + count);
 	     offset += chunk_sectors) {
-		chunk = xa_load(&diff_area->chunk_map,
-				chunk_number(diff_area, offset));
-		if (!chunk) {
-			diff_area_set_corrupted(diff_area, -EINVAL);
-			return -EINVAL;
+		chunk = diff_area_get_chunk(diff_area,
+					    chunk_number(diff_area, offset),
+					    is_nowait);
+		if (IS_ERR(chunk)) {
+			ret = PTR_ERR(chunk);
+			if (ret != -EAGAIN)
+				diff_area_set_corrupted(diff_area, ret);
+			return ret;
 		}
 		WARN_ON(chunk_number(diff_area, offset) != chunk->number);
 		if (is_nowait) {
@@ -429,6 +427,43 @@ fail_unlock_chunk:
 	return ret;
 }
 
+static bool diff_area_read_is_tracked(struct diff_area *diff_area,
+				      unsigned long number)
+{
+	struct diff_area_read *rd;
+	unsigned long flags;
+	bool tracked = false;
+
+	spin_lock_irqsave(&diff_area->tracked_reads_lock, flags);
+	hash_for_each_possible(diff_area->tracked_reads, rd, tracked_link,
+			       number) {
+		if (rd->number == number) {
+			tracked = true;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&diff_area->tracked_reads_lock, flags);
+
+	return tracked;
+}
+
+/*
+ * An image read of a chunk that had no descriptor went to the original
+ * device without the chunk's lock (diff_area_image_read_begin()): the write
+ * about to overwrite the chunk must wait until that read is done. A read
+ * that starts later finds the chunk, allocated by the copy, and locks it.
+ */
+static int diff_area_wait_tracked_reads(struct diff_area *diff_area,
+					unsigned long number, bool is_nowait)
+{
+	if (!diff_area_read_is_tracked(diff_area, number))
+		return 0;
+	if (is_nowait)
+		return -EAGAIN;
+	return wait_event_killable(diff_area->tracked_reads_wq,
+				   !diff_area_read_is_tracked(diff_area, number));
+}
+
 int diff_area_wait(struct diff_area *diff_area, sector_t sector, sector_t count,
 		   const bool is_nowait)
 {
@@ -466,6 +501,11 @@ int diff_area_wait(struct diff_area *diff_area, sector_t sector, sector_t count,
 			ret = -EIO;
 			break;
 		}
+
+		ret = diff_area_wait_tracked_reads(diff_area, chunk->number,
+						   is_nowait);
+		if (ret)
+			break;
 	}
 
 	return ret;
@@ -510,6 +550,26 @@ static int diff_area_load_chunk_from_storage(struct diff_area *diff_area,
 	return chunk_load_orig(chunk);
 }
 
+/*
+ * Locks a chunk for I/O to the image. A chunk that failed has lost the
+ * snapshot's data, so the image cannot give it.
+ */
+static int diff_area_image_lock_chunk(struct chunk *chunk)
+{
+	int ret;
+
+	ret = down_killable(&chunk->lock);
+	if (ret)
+		return ret;
+
+	if (unlikely(chunk_state_check(chunk, CHUNK_ST_FAILED))) {
+		pr_err_ratelimited("Chunk #%ld corrupted\n", chunk->number);
+		up(&chunk->lock);
+		return -EIO;
+	}
+	return 0;
+}
+
 static struct chunk *
 diff_area_image_context_get_chunk(struct diff_area_image_ctx *io_ctx,
 				  sector_t sector)
@@ -539,27 +599,13 @@ diff_area_image_context_get_chunk(struct diff_area_image_ctx *io_ctx,
 	if (diff_area_is_corrupted(diff_area))
 		return ERR_PTR(-EIO);
 
-	/* Take a next chunk. */
-	chunk = xa_load(&diff_area->chunk_map, new_chunk_number);
-	if (unlikely(!chunk))
-		return ERR_PTR(-EINVAL);
+	chunk = diff_area_get_chunk(diff_area, new_chunk_number, false);
+	if (IS_ERR(chunk))
+		return chunk;
 
-	ret = down_killable(&chunk->lock);
+	ret = diff_area_image_lock_chunk(chunk);
 	if (ret)
 		return ERR_PTR(ret);
-
-	if (unlikely(chunk_state_check(chunk, CHUNK_ST_FAILED))) {
-		pr_err("Chunk #%ld corrupted\n", chunk->number);
-
-		pr_debug("new_chunk_number=%ld\n", new_chunk_number);
-		pr_debug("sector=%llu\n", sector);
-		pr_debug("Chunk size %llu in bytes\n",
-			 (1ull << diff_area->chunk_shift));
-		pr_debug("Chunk count %lu\n", diff_area->chunk_count);
-
-		ret = -EIO;
-		goto fail_unlock_chunk;
-	}
 
 	/*
 	 * If there is already data in the buffer, then nothing needs to be loaded.
@@ -645,55 +691,68 @@ blk_status_t diff_area_image_io(struct diff_area_image_ctx *io_ctx,
 }
 
 /**
- * diff_area_image_read_begin() - Locks the chunk that holds a sector of the
- *	image and tells where the snapshot's data for that sector is.
+ * diff_area_image_read_begin() - Tells where the snapshot's data for a sector
+ *	of the image is, and keeps it there until diff_area_image_read_end().
  * @diff_area:
  *	The diff area of the image.
  * @sector:
  *	The sector of the image.
- * @chunk_out:
- *	Receives the locked chunk.
+ * @rd:
+ *	Receives the chunk, locked, or the tracking of the read when the chunk
+ *	has no descriptor.
  * @from:
  *	Receives the device and the sector on it that hold the data of
  *	@sector, and the number of sectors left in the chunk from there.
  *	&diff_region.bdev is NULL when the data is in the chunk's buffer:
- *	then the chunk is out of the cache, ready for diff_area_image_io().
+ *	then @rd->chunk is out of the cache, ready for diff_area_image_io().
  *
  * A chunk that was never copied is still on the original device, and a
  * stored chunk without a buffer is on the difference storage: the caller
  * reads either of them there directly, which costs neither a buffer nor a
- * copy, and releases the chunk with up() when that read has completed.
- * Until then copy-on-write of the chunk waits, so the original cannot
- * change under the read.
+ * copy. Until diff_area_image_read_end(), copy-on-write of the chunk waits,
+ * so the original cannot change under the read. A chunk that has no
+ * descriptor is not allocated for this: the read is tracked instead, as
+ * dm-snapshot tracks its reads of the origin.
  *
  * Return: 0, -EIO if the snapshot is corrupted or the chunk failed, -EINVAL
  * for a sector out of the device, or -EINTR if the task was killed.
  */
 int diff_area_image_read_begin(struct diff_area *diff_area, sector_t sector,
-			       struct chunk **chunk_out,
+			       struct diff_area_read *rd,
 			       struct diff_region *from)
 {
+	unsigned long number = chunk_number(diff_area, sector);
+	sector_t chunk_sectors = diff_area_chunk_sectors(diff_area);
+	sector_t offset = sector - (sector_t)number * chunk_sectors;
 	struct chunk *chunk;
-	sector_t offset;
 	int ret;
 
 	if (diff_area_is_corrupted(diff_area))
 		return -EIO;
-
-	chunk = xa_load(&diff_area->chunk_map, chunk_number(diff_area, sector));
-	if (unlikely(!chunk))
+	if (unlikely(number >= diff_area->chunk_count))
 		return -EINVAL;
 
-	ret = down_killable(&chunk->lock);
+	rd->number = number;
+	/* A copy that allocates the chunk after this lookup waits for us. */
+	spin_lock_irq(&diff_area->tracked_reads_lock);
+	chunk = xa_load(&diff_area->chunk_map, number);
+	if (!chunk)
+		hash_add(diff_area->tracked_reads, &rd->tracked_link, number);
+	spin_unlock_irq(&diff_area->tracked_reads_lock);
+
+	rd->chunk = chunk;
+	if (!chunk) {
+		from->bdev = diff_area->orig_bdev;
+		from->sector = sector;
+		from->count = min(chunk_sectors,
+				  diff_area->capacity - sector + offset) - offset;
+		return 0;
+	}
+
+	ret = diff_area_image_lock_chunk(chunk);
 	if (ret)
 		return ret;
 
-	if (unlikely(chunk_state_check(chunk, CHUNK_ST_FAILED))) {
-		up(&chunk->lock);
-		return -EIO;
-	}
-
-	offset = sector - chunk_sector(chunk);
 	from->count = chunk->sector_count - offset;
 	if (chunk_state_check(chunk, CHUNK_ST_BUFFER_READY)) {
 		diff_area_take_chunk_from_cache(diff_area, chunk);
@@ -706,9 +765,33 @@ int diff_area_image_read_begin(struct diff_area *diff_area, sector_t sector,
 		from->bdev = diff_area->orig_bdev;
 		from->sector = sector;
 	}
-
-	*chunk_out = chunk;
 	return 0;
+}
+
+/**
+ * diff_area_image_read_end() - Ends a read started by
+ *	diff_area_image_read_begin() and sent to &diff_region.bdev.
+ * @diff_area:
+ *	The diff area of the image.
+ * @rd:
+ *	The read.
+ *
+ * Context: any, the read's completion included.
+ */
+void diff_area_image_read_end(struct diff_area *diff_area,
+			      struct diff_area_read *rd)
+{
+	unsigned long flags;
+
+	if (rd->chunk) {
+		up(&rd->chunk->lock);
+		return;
+	}
+
+	spin_lock_irqsave(&diff_area->tracked_reads_lock, flags);
+	hash_del(&rd->tracked_link);
+	spin_unlock_irqrestore(&diff_area->tracked_reads_lock, flags);
+	wake_up_all(&diff_area->tracked_reads_wq);
 }
 
 static inline void diff_area_event_corrupted(struct diff_area *diff_area,

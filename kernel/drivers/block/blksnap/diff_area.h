@@ -9,6 +9,8 @@
 #include <linux/spinlock.h>
 #include <linux/blkdev.h>
 #include <linux/xarray.h>
+#include <linux/hashtable.h>
+#include <linux/wait.h>
 #include "event_queue.h"
 
 struct diff_storage;
@@ -30,8 +32,20 @@ struct diff_region;
  * @chunk_count:
  *	Count of chunks. The number of chunks into which the block device
  *	is divided.
+ * @capacity:
+ *	The size of the original device in sectors when the diff area was
+ *	created; the last chunk ends there.
  * @chunk_map:
- *	A map of chunks.
+ *	A map of chunks. A chunk is allocated the first time it is copied or
+ *	written through the image, so that an idle snapshot costs memory in
+ *	proportion to its changes, not to the size of the device.
+ * @tracked_reads_lock:
+ *	Protects @tracked_reads.
+ * @tracked_reads:
+ *	Reads of the image in flight to chunks that had no descriptor, hashed
+ *	by chunk number (&struct diff_area_read).
+ * @tracked_reads_wq:
+ *	Copy-on-write waits here for tracked reads of its chunks to complete.
  * @caches_lock:
  *	This spinlock guarantees consistency of the linked lists of chunk
  *	caches.
@@ -101,7 +115,13 @@ struct diff_area {
 
 	unsigned long long chunk_shift;
 	unsigned long chunk_count;
+	sector_t capacity;
 	struct xarray chunk_map;
+
+	/* protects tracked_reads; taken in the reads' completion too */
+	spinlock_t tracked_reads_lock;
+	DECLARE_HASHTABLE(tracked_reads, 6);
+	wait_queue_head_t tracked_reads_wq;
 
 	/* protects read_cache_queue and write_cache_queue */
 	spinlock_t caches_lock;
@@ -180,9 +200,30 @@ void diff_area_image_ctx_done(struct diff_area_image_ctx *io_ctx);
 blk_status_t diff_area_image_io(struct diff_area_image_ctx *io_ctx,
 				const struct bio_vec *bvec, sector_t *pos);
 
+/**
+ * struct diff_area_read - A read of the image sent straight to where the data
+ *	of one chunk is.
+ * @chunk:
+ *	The chunk, locked until the read completes, or NULL when the chunk has
+ *	no descriptor (it was never copied): then the read is in
+ *	&diff_area.tracked_reads instead, and copy-on-write of the chunk waits
+ *	for it all the same.
+ * @number:
+ *	The number of the chunk.
+ * @tracked_link:
+ *	The link in &diff_area.tracked_reads.
+ */
+struct diff_area_read {
+	struct chunk *chunk;
+	unsigned long number;
+	struct hlist_node tracked_link;
+};
+
 int diff_area_image_read_begin(struct diff_area *diff_area, sector_t sector,
-			       struct chunk **chunk_out,
+			       struct diff_area_read *rd,
 			       struct diff_region *from);
+void diff_area_image_read_end(struct diff_area *diff_area,
+			      struct diff_area_read *rd);
 
 void diff_area_throttling_io(struct diff_area *diff_area);
 

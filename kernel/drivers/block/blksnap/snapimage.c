@@ -25,8 +25,8 @@ static DEFINE_IDA(snapimage_devt_ida);
  *	that holds the chunk's data.
  * @snapimage:
  *	The image.
- * @chunk:
- *	The chunk; locked until the read completes.
+ * @area_read:
+ *	Keeps copy-on-write of the chunk waiting until the read completes.
  * @bio:
  *	The image's bio that the read is a part of.
  * @clone:
@@ -34,7 +34,7 @@ static DEFINE_IDA(snapimage_devt_ida);
  */
 struct image_read {
 	struct snapimage *snapimage;
-	struct chunk *chunk;
+	struct diff_area_read area_read;
 	struct bio *bio;
 	struct bio clone;
 };
@@ -58,11 +58,11 @@ static void image_read_endio(struct bio *clone)
 	if (status != BLK_STS_OK)
 		bio->bi_status = status;
 
-	up(&rd->chunk->lock);
+	diff_area_image_read_end(snapimage->diff_area, &rd->area_read);
 	bio_put(clone);
 	bio_endio(bio);
 
-	/* snapimage_free() may free the image as soon as the lock is free. */
+	/* snapimage_free() may free the image as soon as the count is zero. */
 	spin_lock_irqsave(&snapimage->inflight_lock, flags);
 	if (!--snapimage->inflight_reads)
 		wake_up(&snapimage->inflight_waitqueue);
@@ -70,31 +70,23 @@ static void image_read_endio(struct bio *clone)
 }
 
 /*
- * Sends the first @len bytes of @bio, within one locked chunk, to where the
- * chunk's data is, the way a device-mapper target remaps a bio.
+ * Sends the first @len bytes of @bio, within one chunk, to where the chunk's
+ * data is, the way a device-mapper target remaps a bio.
  */
-static blk_status_t image_read_remap(struct snapimage *snapimage,
-				     struct bio *bio, unsigned int len,
-				     struct chunk *chunk,
-				     const struct diff_region *from)
+static void image_read_remap(struct snapimage *snapimage, struct bio *bio,
+			     unsigned int len, struct image_read *rd,
+			     const struct diff_region *from)
 {
-	struct image_read *rd;
-	struct bio *clone;
+	struct bio *clone = &rd->clone;
 
-	clone = bio_alloc_clone(from->bdev, bio, GFP_NOIO, &image_read_bioset);
-	if (unlikely(!clone)) {
-		up(&chunk->lock);
-		return BLK_STS_RESOURCE;
-	}
+	bio_set_dev(clone, from->bdev);
 	clone->bi_iter.bi_sector = from->sector;
 	clone->bi_iter.bi_size = len;
 	/* Reads need no copy-on-write: skip the filter of the original. */
 	bio_set_flag(clone, BIO_FILTERED);
 	clone->bi_end_io = image_read_endio;
 
-	rd = container_of(clone, struct image_read, clone);
 	rd->snapimage = snapimage;
-	rd->chunk = chunk;
 	rd->bio = bio;
 
 	spin_lock_irq(&snapimage->inflight_lock);
@@ -103,7 +95,6 @@ static blk_status_t image_read_remap(struct snapimage *snapimage,
 
 	bio_inc_remaining(bio);
 	submit_bio_noacct(clone);
-	return BLK_STS_OK;
 }
 
 /* Copies the first @len bytes of @bio from the chunk's buffer. */
@@ -143,17 +134,36 @@ static blk_status_t image_read_chunk(struct snapimage *snapimage,
 {
 	struct diff_area *diff_area = snapimage->diff_area;
 	struct diff_region from;
+	struct image_read *rd;
 	struct chunk *chunk;
+	struct bio *clone;
 	int ret;
 
+	/*
+	 * Allocated first: the read's tracking lives in it. bio_set_dev()
+	 * points it at the device that holds the data once that is known.
+	 */
+	clone = bio_alloc_clone(bio->bi_bdev, bio, GFP_NOIO, &image_read_bioset);
+	if (unlikely(!clone))
+		return BLK_STS_RESOURCE;
+	rd = container_of(clone, struct image_read, clone);
+
 	ret = diff_area_image_read_begin(diff_area, bio->bi_iter.bi_sector,
-					 &chunk, &from);
-	if (unlikely(ret))
+					 &rd->area_read, &from);
+	if (unlikely(ret)) {
+		bio_put(clone);
 		return BLK_STS_IOERR;
+	}
 
 	*len = min_t(u64, bio->bi_iter.bi_size, from.count << SECTOR_SHIFT);
-	if (from.bdev)
-		return image_read_remap(snapimage, bio, *len, chunk, &from);
+	if (from.bdev) {
+		image_read_remap(snapimage, bio, *len, rd, &from);
+		return BLK_STS_OK;
+	}
+
+	/* In the buffer: the chunk is locked, and the clone is not needed. */
+	chunk = rd->area_read.chunk;
+	bio_put(clone);
 	return image_read_buffer(diff_area, bio, *len, chunk);
 }
 
