@@ -290,6 +290,32 @@ static int hand_over(struct storage *s, const struct sf_ranges *usable,
 	return 0;
 }
 
+/*
+ * A file kept for its withheld blocks is recorded and pinned like any
+ * storage (destroy unpins it): unpinned, it could be deleted and its blocks
+ * handed out again by the next growth.
+ */
+static int keep_withheld(struct storage *s, char *why)
+{
+	int ret;
+
+	if (!s->recorded) {
+		ret = state_record(&s->id, s->path);
+		if (ret)
+			return say(why, ret, "none of the new sectors was free "
+				   "when the snapshot was taken, and the file "
+				   "that keeps them cannot be recorded in %s: %s",
+				   state_dir(), strerror(-ret));
+		s->recorded = true;
+	}
+	ret = sf_pin(s->f);
+	if (ret)
+		return say(why, ret, "none of the new sectors was free when "
+			   "the snapshot was taken, and the file that keeps "
+			   "them cannot be made immutable: %s", strerror(-ret));
+	return 0;
+}
+
 int storage_grow(struct storage *s, uint64_t bytes, struct growth *g,
 		 char *why)
 {
@@ -319,12 +345,8 @@ int storage_grow(struct storage *s, uint64_t bytes, struct growth *g,
 	 * stay out of the next growth; give nothing.
 	 */
 	if (!ret && !usable.count) {
-		if (!s->recorded && state_record(&s->id, s->path) == 0)
-			s->recorded = true;
-		/* Like any recorded storage: destroy unpins it. */
-		if (s->recorded)
-			sf_pin(s->f);
 		s->keep = true;
+		ret = keep_withheld(s, why);
 		goto out;
 	}
 	if (!ret)
