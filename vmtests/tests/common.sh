@@ -155,6 +155,8 @@ guest_cleanup() {
 	fi
 	dmsetup remove_all --noudevsync 2>/dev/null
 	losetup -D 2>/dev/null
+	# make_loop's files are in RAM: left there, they would fill it.
+	rm -rf /dev/shm/loops
 	rm -rf /run/blksnap
 	rmmod blksnap 2>/dev/null
 	dmesg -c > /dev/null

@@ -30,13 +30,13 @@ touch_chunks() {
 
 load_module
 orig=$(make_loop $((256 * 1024)))
-store=$(make_loop 512)
-dd if=/dev/zero of=$store bs=1M count=512 conv=fsync status=none
+store=$(make_loop 320)
+dd if=/dev/zero of=$store bs=1M count=320 conv=fsync status=none
 # The default chunk of a 256 GiB origin (2^18 bytes, fewer than 2^21 chunks).
 chunk=262144
 touch_chunks $orig $chunk --zero_buffers
 id=$(bsok create "$(devnum $orig)")
-bsok append "$id" "$(devnum $store)" 0:1048576 > /dev/null
+bsok append "$id" "$(devnum $store)" 0:655360 > /dev/null
 
 dmesg -c > /dev/null
 before=$(kmem_kib)
