@@ -1,7 +1,8 @@
 # A snapshot of an ext4 origin with difference storage given as a sector
 # range on a second disk: the origin is rewritten with random data while
-# the snapshot is held; the image's sha256 equals the origin's sha256 taken
+# the snapshot is held; the image's checksum equals the origin's taken
 # just before take, and the origin holds exactly what was written.
+# (bsctl sum, not sha256sum: 1 GiB three times costs minutes under TCG.)
 # timeout: 300
 . /tests/common.sh
 
@@ -15,16 +16,16 @@ run umount /mnt/o
 
 id=$(bsok create "$(devnum $orig)")
 bsok append "$id" "$(devnum $store)" 0:2097152 > /dev/null
-before=$(sha $orig)
+before=$(bsctl sum $orig)
 bsok take "$id" > /dev/null
 img=$(image_of "$id" $orig)
 [ -b "$img" ] || fail "$img is not a block device"
 
 # Rewrite the whole origin with random data, then read the image.
 gen 7 $(($(sectors $orig) * 512)) | dd of=$orig bs=1M conv=fsync 2>/dev/null
-after_expected=$(gen 7 $(($(sectors $orig) * 512)) | sha256sum | cut -d' ' -f1)
-[ "$(sha $orig)" = "$after_expected" ] || fail "origin does not hold what was written"
-[ "$(sha "$img")" = "$before" ] || fail "image differs from the origin at take time"
+after_expected=$(gen 7 $(($(sectors $orig) * 512)) | bsctl sum /proc/self/fd/0)
+[ "$(bsctl sum $orig)" = "$after_expected" ] || fail "origin does not hold what was written"
+[ "$(bsctl sum "$img")" = "$before" ] || fail "image differs from the origin at take time"
 
 mkdir -p /mnt/i && run mount -o ro,noload "$img" /mnt/i
 run umount /mnt/i
