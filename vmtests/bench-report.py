@@ -393,8 +393,8 @@ def tables(F):
             rows.append(cells)
     out.append("\nScale: sparse origins. Kernel memory in MiB as *slab+vmalloc delta / "
                "MemFree drop* against before create (after dropping caches); take "
-               "time includes the allocation of every chunk (blksnap) or the suspend, "
-               "load and resume of the origin (dm).\n")
+               "time is the whole take: diff areas and image devices (blksnap), "
+               "suspend, load and resume of the origin (dm).\n")
     out.append(md_table(["origin", "tool", "chunk", "take", "after take"] +
                         [f"after changing {q}% of chunks" for q in S["pcts"]] +
                         ["after destroy"], rows))
