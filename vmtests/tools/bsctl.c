@@ -355,8 +355,13 @@ static int cmd_nowait_write(int argc, char **argv)
 		return 2;
 	offset = strtoll(argv[1], NULL, 0);
 	fd = open(argv[0], O_WRONLY | O_DIRECT);
-	if (fd < 0 || posix_memalign((void **)&buf, 4096, 4096)) {
+	if (fd < 0) {
 		printf("ERR %s\n", errname(errno));
+		return 1;
+	}
+	/* posix_memalign() returns its error, errno is not set. */
+	if (posix_memalign((void **)&buf, 4096, 4096)) {
+		printf("ERR ENOMEM\n");
 		return 1;
 	}
 	iov.iov_base = buf;
