@@ -354,13 +354,16 @@ int diff_area_copy(struct diff_area *diff_area, sector_t sector, sector_t count,
 			return ret;
 		}
 		WARN_ON(chunk_number(diff_area, offset) != chunk->number);
+		/*
+		 * Not killable: the write goes on whether or not its copy was
+		 * waited for, so a writer's fatal signal must not cost the
+		 * snapshot its chunk. The wait is bounded by the copy's I/O.
+		 */
 		if (is_nowait) {
 			if (down_trylock(&chunk->lock))
 				return -EAGAIN;
 		} else {
-			ret = down_killable(&chunk->lock);
-			if (unlikely(ret))
-				return ret;
+			down(&chunk->lock);
 		}
 
 		if (chunk_state_check(chunk, CHUNK_ST_FAILED | CHUNK_ST_DIRTY |
@@ -460,8 +463,10 @@ static int diff_area_wait_tracked_reads(struct diff_area *diff_area,
 		return 0;
 	if (is_nowait)
 		return -EAGAIN;
-	return wait_event_killable(diff_area->tracked_reads_wq,
-				   !diff_area_read_is_tracked(diff_area, number));
+	/* Not killable, as the chunk locks of diff_area_copy(). */
+	wait_event(diff_area->tracked_reads_wq,
+		   !diff_area_read_is_tracked(diff_area, number));
+	return 0;
 }
 
 int diff_area_wait(struct diff_area *diff_area, sector_t sector, sector_t count,
@@ -483,13 +488,12 @@ int diff_area_wait(struct diff_area *diff_area, sector_t sector, sector_t count,
 			return -EINVAL;
 		}
 		WARN_ON(chunk_number(diff_area, offset) != chunk->number);
+		/* Not killable, for the reason given in diff_area_copy(). */
 		if (is_nowait) {
 			if (down_trylock(&chunk->lock))
 				return -EAGAIN;
 		} else {
-			ret = down_killable(&chunk->lock);
-			if (unlikely(ret))
-				return ret;
+			down(&chunk->lock);
 		}
 
 		/*
