@@ -11,6 +11,7 @@ losetup() { /usr/sbin/losetup "$@"; }
 blockdev() { /usr/sbin/blockdev "$@"; }
 fallocate() { /usr/sbin/fallocate "$@"; }
 flock() { /usr/sbin/flock "$@"; }
+blkdiscard() { /usr/sbin/blkdiscard "$@"; }
 chattr() { /usr/sbin/chattr "$@"; }
 lsattr() { /usr/sbin/lsattr "$@"; }
 # What the kernel must never print during a test.

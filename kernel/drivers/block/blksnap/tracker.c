@@ -67,6 +67,14 @@ static inline struct tracker *tracker_get_by_dev(struct block_device *bdev)
 }
 
 /*
+ * Copy-on-write runs in batches of at most this much chunk data (one chunk
+ * when chunks are larger), each waited for before the next starts. A write
+ * can be as large as its device (WRITE_ZEROES), and every chunk in flight
+ * holds a buffer of its size: as kcopyd bounds its work, so does this.
+ */
+#define COW_BATCH_BYTES (4u << 20)
+
+/*
  * Copy the chunks that the write is about to overwrite to the difference
  * storage and wait until they are there.
  *
@@ -79,17 +87,28 @@ static inline struct tracker *tracker_get_by_dev(struct block_device *bdev)
 static int tracker_copy_on_write(struct tracker *tracker, sector_t sector,
 				 sector_t count, bool is_nowait)
 {
+	struct diff_area *diff_area = tracker->diff_area;
+	/* Both powers of two: a batch is a whole number of chunks. */
+	sector_t batch = max_t(sector_t, diff_area_chunk_sectors(diff_area),
+			       COW_BATCH_BYTES >> SECTOR_SHIFT);
 	struct bio_list *saved_bio_list = current->bio_list;
+	sector_t end = sector + count;
 	unsigned int current_flag;
-	int err;
+	int err = 0;
 
 	current_flag = memalloc_noio_save();
 	current->bio_list = NULL;
 
-	err = diff_area_copy(tracker->diff_area, sector, count, is_nowait);
-	if (likely(!err))
-		err = diff_area_wait(tracker->diff_area, sector, count,
-				     is_nowait);
+	while (sector < end && !err) {
+		sector_t len = min(end, round_down(sector, batch) + batch) - sector;
+
+		err = diff_area_copy(diff_area, sector, len, is_nowait);
+		if (likely(!err))
+			err = diff_area_wait(diff_area, sector, len, is_nowait);
+		sector += len;
+		if (!err && sector < end)
+			cond_resched();
+	}
 
 	current->bio_list = saved_bio_list;
 	memalloc_noio_restore(current_flag);
@@ -131,6 +150,21 @@ static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
 	if (bio_flagged(bio, BIO_REMAPPED) &&
 	    bio->bi_bdev->bd_dev == tracker->dev_id)
 		sector -= bio->bi_bdev->bd_start_sect;
+
+	/*
+	 * A discard is advisory: while a snapshot is held it is completed
+	 * here without reaching the device. Passed on, it would make the
+	 * range's data undefined, and saving that data first would cost
+	 * memory and storage in proportion to the range (an fstrim of the
+	 * whole free space). Since the data does not change, the CBT does
+	 * not mark it either.
+	 */
+	if (bio_op(bio) == REQ_OP_DISCARD &&
+	    atomic_read(&tracker->snapshot_is_taken)) {
+		percpu_up_read(&tracker_submit_lock);
+		bio_endio(bio);
+		return false;
+	}
 
 	current_flag = memalloc_noio_save();
 	err = cbt_map_set(tracker->cbt_map, sector, count);
