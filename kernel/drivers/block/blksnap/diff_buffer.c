@@ -6,6 +6,22 @@
 #include "diff_buffer.h"
 #include "diff_area.h"
 
+/*
+ * The pages of the buffers are ours: their private field carries the
+ * address of this marker, so that a write of a chunk to the difference
+ * storage is known as ours wherever it shows up. A storage device
+ * stacked on a snapshotted disk (an LV on it, an md array) sends the
+ * disk clones of our bio that share its pages but not its BIO_FILTERED
+ * flag; copying them on write would copy the store into the store, and
+ * wait for itself when the region lies in the chunk being stored.
+ */
+static const char diff_buffer_page_marker;
+
+bool diff_buffer_owns_page(struct page *page)
+{
+	return page_private(page) == (unsigned long)&diff_buffer_page_marker;
+}
+
 static void diff_buffer_free(struct diff_buffer *diff_buffer)
 {
 	size_t inx;
@@ -14,8 +30,12 @@ static void diff_buffer_free(struct diff_buffer *diff_buffer)
 		return;
 
 	for (inx = 0; inx < diff_buffer->page_count; inx++) {
-		if (diff_buffer->pages[inx])
-			__free_page(diff_buffer->pages[inx]);
+		struct page *page = diff_buffer->pages[inx];
+
+		if (page) {
+			set_page_private(page, 0);
+			__free_page(page);
+		}
 	}
 	kfree(diff_buffer);
 }
@@ -39,6 +59,8 @@ static struct diff_buffer *diff_buffer_new(size_t page_count, size_t size,
 		diff_buffer->pages[inx] = alloc_page(gfp_mask);
 		if (!diff_buffer->pages[inx])
 			goto fail;
+		set_page_private(diff_buffer->pages[inx],
+				 (unsigned long)&diff_buffer_page_marker);
 	}
 	return diff_buffer;
 fail:

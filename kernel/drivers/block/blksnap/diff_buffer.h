@@ -65,4 +65,5 @@ struct diff_buffer *diff_buffer_take(struct diff_area *diff_area,
 void diff_buffer_release(struct diff_area *diff_area,
 			 struct diff_buffer *diff_buffer);
 void diff_buffer_cleanup(struct diff_area *diff_area);
+bool diff_buffer_owns_page(struct page *page);
 #endif /* __BLK_SNAP_DIFF_BUFFER_H */

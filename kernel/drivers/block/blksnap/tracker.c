@@ -9,6 +9,7 @@
 #include "tracker.h"
 #include "cbt_map.h"
 #include "diff_area.h"
+#include "diff_buffer.h"
 
 struct tracked_device {
 	struct list_head link;
@@ -176,6 +177,10 @@ static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
 		goto out;
 
 	if (diff_area_is_corrupted(tracker->diff_area))
+		goto out;
+
+	/* A store of ours, reaching the disk through a stacked device. */
+	if (bio_has_data(bio) && diff_buffer_owns_page(bio_page(bio)))
 		goto out;
 
 	err = tracker_copy_on_write(tracker, sector, count, is_nowait);
