@@ -541,7 +541,11 @@ int tracker_remove(dev_t dev_id)
 		goto put_bdev;
 	}
 
-	if (atomic_read(&tracker->in_snapshot)) {
+	/*
+	 * Claimed as a snapshot would claim it: a snapshot created meanwhile
+	 * cannot take a tracker that is being detached (it gets -EBUSY).
+	 */
+	if (atomic_cmpxchg(&tracker->in_snapshot, 0, 1) != 0) {
 		pr_err("Tracker for device [%u:%u] is busy with a snapshot\n",
 		       MAJOR(dev_id), MINOR(dev_id));
 		ret = -EBUSY;
@@ -552,6 +556,7 @@ int tracker_remove(dev_t dev_id)
 	if (ret) {
 		pr_err("Failed to remove tracker from device [%u:%u]\n",
 		       MAJOR(dev_id), MINOR(dev_id));
+		atomic_set(&tracker->in_snapshot, 0);
 	} else {
 		struct tracked_device *tr_dev = NULL;
 		struct tracked_device *iter_tr_dev;
