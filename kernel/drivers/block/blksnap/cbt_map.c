@@ -83,14 +83,41 @@ static void cbt_map_deallocate(struct cbt_map *cbt_map)
 	}
 }
 
+/*
+ * The new maps are allocated before the old ones are let go: a reset that
+ * fails keeps a map every write can still be marked in, flagged corrupted
+ * so that the next take tries again and readers are told.
+ */
 int cbt_map_reset(struct cbt_map *cbt_map, sector_t device_capacity)
 {
-	cbt_map_deallocate(cbt_map);
+	struct cbt_map fresh = { .device_capacity = device_capacity };
+	unsigned char *old_read, *old_write;
 
+	cbt_map_calculate_block_size(&fresh);
+	if (cbt_map_allocate(&fresh)) {
+		spin_lock(&cbt_map->locker);
+		cbt_map->is_corrupted = true;
+		spin_unlock(&cbt_map->locker);
+		return -ENOMEM;
+	}
+
+	spin_lock(&cbt_map->locker);
+	old_read = cbt_map->read_map;
+	old_write = cbt_map->write_map;
 	cbt_map->device_capacity = device_capacity;
-	cbt_map_calculate_block_size(cbt_map);
+	cbt_map->blk_size_shift = fresh.blk_size_shift;
+	cbt_map->blk_count = fresh.blk_count;
+	cbt_map->read_map = fresh.read_map;
+	cbt_map->write_map = fresh.write_map;
+	cbt_map->snap_number_previous = fresh.snap_number_previous;
+	cbt_map->snap_number_active = fresh.snap_number_active;
+	cbt_map->generation_id = fresh.generation_id;
+	cbt_map->is_corrupted = false;
+	spin_unlock(&cbt_map->locker);
 
-	return cbt_map_allocate(cbt_map);
+	vfree(old_read);
+	vfree(old_write);
+	return 0;
 }
 
 static inline void cbt_map_destroy(struct cbt_map *cbt_map)
@@ -242,28 +269,56 @@ int cbt_map_set_both(struct cbt_map *cbt_map, sector_t sector_start,
  * @size:
  *	The size of the user's buffer.
  *
+ * The table is read in pieces through a bounce page under the lock that
+ * writers, switches and resets take: copy_to_user() may fault and sleep,
+ * and a take may replace the table meanwhile.
+ *
  * Return: the number of bytes copied, 0 at the end of the table, or
  * -EINVAL for an offset past the end, -EFAULT for a bad buffer, -EIO if
- * the table is no longer reliable.
+ * the table is no longer reliable, -ENOMEM.
  */
 int cbt_map_read_to_user(struct cbt_map *cbt_map, char __user *user_buff,
 			 size_t offset, size_t size)
 {
-	size_t real_size;
+	size_t done = 0, total;
+	int ret = 0;
+	void *bounce;
 
-	if (unlikely(cbt_map->is_corrupted)) {
-		pr_err("CBT table was corrupted\n");
-		return -EIO;
+	bounce = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!bounce)
+		return -ENOMEM;
+
+	spin_lock(&cbt_map->locker);
+	if (unlikely(cbt_map->is_corrupted))
+		ret = -EIO;
+	else if (offset > cbt_map->blk_count)
+		ret = -EINVAL;
+	total = ret ? 0 : min_t(size_t, cbt_map->blk_count - offset, size);
+	spin_unlock(&cbt_map->locker);
+	total = min_t(size_t, total, INT_MAX);
+
+	while (!ret && done < total) {
+		size_t n = min_t(size_t, total - done, PAGE_SIZE);
+
+		spin_lock(&cbt_map->locker);
+		if (unlikely(cbt_map->is_corrupted ||
+			     offset + done + n > cbt_map->blk_count))
+			ret = -EIO;
+		else
+			memcpy(bounce, cbt_map->read_map + offset + done, n);
+		spin_unlock(&cbt_map->locker);
+
+		if (!ret && copy_to_user(user_buff + done, bounce, n))
+			ret = -EFAULT;
+		if (!ret)
+			done += n;
+		cond_resched();
 	}
-	if (offset > cbt_map->blk_count)
-		return -EINVAL;
+	kfree(bounce);
 
-	real_size = min_t(size_t, cbt_map->blk_count - offset, size);
-	real_size = min_t(size_t, real_size, INT_MAX);
-	if (copy_to_user(user_buff, cbt_map->read_map + offset, real_size))
-		return -EFAULT;
-
-	return real_size;
+	if (ret == -EIO)
+		pr_err("CBT table was corrupted\n");
+	return ret ? ret : (int)done;
 }
 
 /*
@@ -304,6 +359,7 @@ int cbt_map_mark_dirty_blocks(struct cbt_map *cbt_map,
 				       (sector_t)block_ranges[inx].sector_count);
 		if (ret)
 			break;
+		cond_resched();
 	}
 
 	return ret;

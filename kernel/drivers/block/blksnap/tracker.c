@@ -167,11 +167,13 @@ static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
 		return false;
 	}
 
+	/*
+	 * A map that failed is flagged corrupted in itself and reported with
+	 * the CBT; the snapshot still needs its copy.
+	 */
 	current_flag = memalloc_noio_save();
-	err = cbt_map_set(tracker->cbt_map, sector, count);
+	cbt_map_set(tracker->cbt_map, sector, count);
 	memalloc_noio_restore(current_flag);
-	if (unlikely(err))
-		goto out;
 
 	if (!atomic_read(&tracker->snapshot_is_taken))
 		goto out;
