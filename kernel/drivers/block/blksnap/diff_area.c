@@ -73,6 +73,15 @@ void diff_area_free(struct kref *kref)
 
 	might_sleep();
 	/*
+	 * Nothing may start I/O on the chunks any more: the cache release
+	 * work stops at the corrupted flag, and what it already started is
+	 * pending I/O, waited for below. A completion that requeued the work
+	 * meanwhile finds the flag too; the last flush keeps it from running
+	 * after the free.
+	 */
+	atomic_set(&diff_area->corrupt_flag, 1);
+	flush_work(&diff_area->cache_release_work);
+	/*
 	 * The chunks cannot be freed under I/O still in flight: its completion
 	 * would use them. Storage that never answers is the device's bug, so
 	 * keep waiting, but say so.
@@ -86,7 +95,6 @@ void diff_area_free(struct kref *kref)
 		}
 	}
 
-	atomic_set(&diff_area->corrupt_flag, 1);
 	flush_work(&diff_area->cache_release_work);
 	xa_for_each(&diff_area->chunk_map, inx, chunk)
 		chunk_free(chunk);
