@@ -54,7 +54,7 @@ static inline struct diff_io *diff_io_new(bool is_write, bool is_nowait)
 	struct diff_io *diff_io;
 
 	diff_io = kzalloc(sizeof(*diff_io),
-			  is_nowait ? (GFP_NOIO | GFP_NOWAIT) : GFP_NOIO);
+			  is_nowait ? GFP_NOWAIT : GFP_NOIO);
 	if (unlikely(!diff_io))
 		return NULL;
 
@@ -170,7 +170,7 @@ static void diff_io_submit_list(struct diff_io *diff_io,
 int diff_io_do(struct diff_io *diff_io, struct diff_region *diff_region,
 	       struct diff_buffer *diff_buffer, const bool is_nowait)
 {
-	gfp_t gfp = is_nowait ? (GFP_NOIO | GFP_NOWAIT) : GFP_NOIO;
+	gfp_t gfp = is_nowait ? GFP_NOWAIT : GFP_NOIO;
 	struct bio_list bios;
 	sector_t offset = 0;
 	struct bio *bio;
@@ -181,6 +181,16 @@ int diff_io_do(struct diff_io *diff_io, struct diff_region *diff_region,
 		       diff_region->count, diff_buffer->size);
 		return -EINVAL;
 	}
+
+	/*
+	 * Without waiting, every bio of the region is held before any is
+	 * sent: keep that to one bio, so that a large chunk cannot drain
+	 * the bio_set's mempool that others wait on. The write is retried
+	 * by a caller that may wait.
+	 */
+	if (is_nowait &&
+	    diff_region->count > (sector_t)BIO_MAX_VECS * PAGE_SECTORS)
+		return -EAGAIN;
 
 	bio_list_init(&bios);
 	/* One reference for the submitter, so the end cannot come early. */
