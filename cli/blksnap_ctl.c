@@ -56,8 +56,19 @@ int bsc_snapshot_create(int ctl, const dev_t *devs, unsigned int count,
 	for (unsigned int i = 0; i < count; i++)
 		arg.dev_id_array[i] = bsc_dev(devs[i]);
 	ret = do_ioctl(ctl, IOCTL_BLK_SNAP_SNAPSHOT_CREATE, &arg);
-	if (!ret)
+	if (!ret) {
+		struct blk_snap_snapshot_event ev;
+
 		*id = arg.id;
+		/*
+		 * The kernel asks a new snapshot's first storage with a
+		 * low_free_space event, as v1 did. This tool gives the first
+		 * storage with `add` before the take, so the request is
+		 * answered already: take it off the queue, or `watch` would
+		 * grow the storage once more for it.
+		 */
+		bsc_wait_event(ctl, id, 0, &ev);
+	}
 	free(arg.dev_id_array);
 	return ret;
 }

@@ -11,6 +11,9 @@ load_module diff_storage_minimum=32768
 dev=$(make_loop 128)
 store=$(make_loop 160)
 id=$(bsok create "$(devnum $dev)")
+# The create-time request for the first storage (v1-event-flow tests it).
+got=$(bsok wait "$id" 100)
+[ "$got" = "low_free_space 32768" ] || fail "no create-time event: '$got'"
 bsok append "$id" "$(devnum $store)" 0:131072 > /dev/null
 bsok take "$id" > /dev/null
 expect_err ENOENT bsctl wait "$id" 100

@@ -7,6 +7,9 @@
 load_module
 dev=$(make_loop 64)
 id=$(bsok create "$(devnum $dev)")
+# The request for the first storage, raised at create (as in v1).
+got=$(bsok wait "$id" 100)
+[ "${got%% *}" = low_free_space ] || fail "no create-time event: '$got'"
 bsctl wait "$id" 60000 > /tmp/wait.out &
 waiter=$!
 sleep 1

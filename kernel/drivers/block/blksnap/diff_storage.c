@@ -75,11 +75,14 @@ struct diff_storage *diff_storage_new(void)
 	INIT_LIST_HEAD(&diff_storage->empty_blocks);
 	INIT_LIST_HEAD(&diff_storage->filled_blocks);
 
-	/*
-	 * No event is raised here: user space gives the first storage along
-	 * with the snapshot, and is asked for more only when it runs low.
-	 */
 	event_queue_init(&diff_storage->event_queue);
+	/*
+	 * As in v1: the new snapshot asks for its first storage at once.
+	 * User space written for v1 waits for this event before it appends
+	 * any storage and takes the snapshot; a tool that appends storage
+	 * before the take may simply take the event off the queue.
+	 */
+	diff_storage_event_low(diff_storage);
 
 	return diff_storage;
 }
