@@ -781,6 +781,41 @@ int diff_area_image_read_begin(struct diff_area *diff_area, sector_t sector,
 }
 
 /**
+ * diff_area_image_read_load() - Brings a stored chunk into its buffer for a
+ *	read that the difference storage cannot take as it stands.
+ * @diff_area:
+ *	The diff area of the image.
+ * @chunk:
+ *	The chunk, locked by diff_area_image_read_begin(), which found it
+ *	stored and without a buffer.
+ *
+ * The image has the original device's logical block size; the storage may
+ * have a larger one (a 4Kn disk under a 512-byte origin), and refuses a
+ * read of a stored chunk remapped at 512-byte granularity. Such a read is
+ * served from the chunk's buffer instead, loaded here in whole storage
+ * blocks. The load waits for its own bios, which must not sit on the
+ * submitter's current->bio_list meanwhile (see tracker_copy_on_write()).
+ *
+ * Return: 0, and the chunk is out of the cache with its buffer ready for
+ * diff_area_image_io(); or the error of the load, the chunk still locked.
+ */
+int diff_area_image_read_load(struct diff_area *diff_area, struct chunk *chunk)
+{
+	struct bio_list *saved_bio_list = current->bio_list;
+	int ret;
+
+	current->bio_list = NULL;
+	ret = diff_area_load_chunk_from_storage(diff_area, chunk);
+	current->bio_list = saved_bio_list;
+	if (ret) {
+		chunk_diff_buffer_release(chunk);
+		return ret;
+	}
+	chunk_state_set(chunk, CHUNK_ST_BUFFER_READY);
+	return 0;
+}
+
+/**
  * diff_area_image_read_end() - Ends a read started by
  *	diff_area_image_read_begin() and sent to &diff_region.bdev.
  * @diff_area:

@@ -222,6 +222,7 @@ struct diff_area_read {
 int diff_area_image_read_begin(struct diff_area *diff_area, sector_t sector,
 			       struct diff_area_read *rd,
 			       struct diff_region *from);
+int diff_area_image_read_load(struct diff_area *diff_area, struct chunk *chunk);
 void diff_area_image_read_end(struct diff_area *diff_area,
 			      struct diff_area_read *rd);
 

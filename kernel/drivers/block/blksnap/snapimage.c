@@ -156,6 +156,18 @@ static blk_status_t image_read_chunk(struct snapimage *snapimage,
 	}
 
 	*len = min_t(u64, bio->bi_iter.bi_size, from.count << SECTOR_SHIFT);
+	if (from.bdev && rd->area_read.chunk &&
+	    (((from.sector << SECTOR_SHIFT) | *len) &
+	     (bdev_logical_block_size(from.bdev) - 1))) {
+		/* Storage with larger blocks than the image's. */
+		ret = diff_area_image_read_load(diff_area, rd->area_read.chunk);
+		if (unlikely(ret)) {
+			diff_area_image_read_end(diff_area, &rd->area_read);
+			bio_put(clone);
+			return BLK_STS_IOERR;
+		}
+		from.bdev = NULL;
+	}
 	if (from.bdev) {
 		image_read_remap(snapimage, bio, *len, rd, &from);
 		return BLK_STS_OK;
