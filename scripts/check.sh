@@ -4,7 +4,7 @@
 # Extra arguments are passed to every make call (e.g. DEBUG=1).
 set -uo pipefail
 
-passed=0 failed=0 status=0
+passed=0 failed=0 skipped=0 status=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
@@ -20,6 +20,9 @@ suite() {
 	# our harnesses: "N passed, N failed"
 	p=$((p + $(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$log" | awk '{s += $1} END {print s + 0}')))
 	f=$((f + $(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$log" | awk '{s += $3} END {print s + 0}')))
+	# skipped tests: cmocka's "[  SKIPPED ] N test(s)", our ", N skipped"
+	s=$(grep -aE '^\[  SKIPPED \] [0-9]+ test' "$log" | awk '{s += $4} END {print s + 0}')
+	s=$((s + $(grep -aE '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$log" | awk '{s += $5} END {print s + 0}')))
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		# The suite did not get to run its tests: count that as a failure.
 		echo "make $target failed before reporting its tests"
@@ -27,6 +30,7 @@ suite() {
 	fi
 	passed=$((passed + p))
 	failed=$((failed + f))
+	skipped=$((skipped + s))
 	[ "$rc" -eq 0 ] || status=1
 }
 
@@ -35,5 +39,5 @@ suite cli-test "$@"
 suite vmtest "$@"
 
 echo "===== make check"
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 exit $status

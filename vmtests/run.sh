@@ -41,7 +41,7 @@ tests=("${kept[@]}")
 
 bad_pattern='BUG:|WARNING:|Oops|KASAN|UBSAN|possible circular|possible recursive|inconsistent lock|blocked for more than|kmemleak:.*new suspected|general protection|Kernel panic'
 mkdir -p "$outdir"
-passed=0 failed=0
+passed=0 failed=0 skipped=0
 declare -A verdict
 
 # VM_TIMEOUT_SCALE: the debug kernel (KASAN, lockdep) runs tests slower.
@@ -61,6 +61,15 @@ make_disks() {
 	truncate -s 1G "$d/vdc.img"
 	truncate -s 2G "$d/vdd.img"
 	truncate -s 64G "$d/vde.img"
+	truncate -s 256M "$d/4kn.img"
+}
+
+# disk NAME [PROPERTIES]: QEMU options for $outdir/disks/NAME.img as a
+# virtio disk. The guest names the disks in this order: vda..vdd are
+# vdb.img..vde.img (1G, 1G, 2G, 64G), vde is 4kn.img (4 KiB sectors).
+disk() {
+	echo "-drive file=$outdir/disks/$1.img,if=none,id=disk-$1,format=raw,cache=unsafe"
+	echo "-device virtio-blk-pci,drive=disk-$1${2:+,$2}"
 }
 
 # boot NAME TESTS...: one guest run; the results land in $outdir/NAME.*
@@ -80,10 +89,8 @@ boot() {
 		-device virtio-serial-pci \
 		-chardev "file,id=results,path=$outdir/$name.results" \
 		-device virtserialport,chardev=results,name=results \
-		-drive "file=$outdir/disks/vdb.img,if=virtio,format=raw,cache=unsafe" \
-		-drive "file=$outdir/disks/vdc.img,if=virtio,format=raw,cache=unsafe" \
-		-drive "file=$outdir/disks/vdd.img,if=virtio,format=raw,cache=unsafe" \
-		-drive "file=$outdir/disks/vde.img,if=virtio,format=raw,cache=unsafe" \
+		$(disk vdb) $(disk vdc) $(disk vdd) $(disk vde) \
+		$(disk 4kn logical_block_size=4096,physical_block_size=4096) \
 		> "$outdir/$name.qemu" 2>&1
 	return $?
 }
@@ -102,6 +109,9 @@ record() {
 	if [ "$v" = PASS ]; then
 		echo "PASS $t"
 		passed=$((passed + 1))
+	elif [ "${v%% *}" = SKIP ]; then
+		echo "SKIP $t: ${v#SKIP }"
+		skipped=$((skipped + 1))
 	else
 		echo "FAIL $t: ${v#FAIL }"
 		failed=$((failed + 1))
@@ -126,7 +136,7 @@ while [ ${#remaining[@]} -gt 0 ]; do
 		if [ -n "$line" ]; then
 			v=${line#RESULT $t }
 			bad=$(console_bad "$con" "$t")
-			if [ "$v" = PASS ] && [ -n "$bad" ]; then
+			if { [ "$v" = PASS ] || [ "${v%% *}" = SKIP ]; } && [ -n "$bad" ]; then
 				v="FAIL kernel reported: $bad"
 			fi
 			grep -a "^LOG $t " "$res" | sed "s/^LOG $t /    | /"
@@ -166,5 +176,5 @@ while [ ${#remaining[@]} -gt 0 ]; do
 	remaining=("${next[@]}")
 done
 
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
