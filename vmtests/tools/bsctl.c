@@ -49,12 +49,44 @@ static const char *errname(int e)
 	}
 }
 
+/*
+ * BSCTL_FAIL_NTH=N in the environment: the Nth fault-injection point that
+ * the ioctl passes (a kmalloc or page allocation, on a kernel with
+ * CONFIG_FAULT_INJECTION) fails. Armed for this thread just before the
+ * call and disarmed right after it, so that nothing else in the program
+ * uses it up. When the call passed fewer than N points, its output starts
+ * with "NOT-REACHED ".
+ */
+static int fail_nth_fd = -1;
+
 static int ioctl_or_report(unsigned long cmd, void *arg)
 {
-	int ret = ioctl(ctl_fd, cmd, arg);
+	const char *n = getenv("BSCTL_FAIL_NTH");
+	int ret, err;
 
+	if (n) {
+		fail_nth_fd = open("/proc/thread-self/fail-nth", O_RDWR);
+		if (fail_nth_fd < 0 || write(fail_nth_fd, n, strlen(n)) < 0) {
+			printf("ERR fail-nth %s\n", errname(errno));
+			exit(1);
+		}
+	}
+	ret = ioctl(ctl_fd, cmd, arg);
+	err = errno;
+	if (n) {
+		char left[16] = "";
+
+		/* What is left of the count: the call passed fewer points. */
+		if (pread(fail_nth_fd, left, sizeof(left) - 1, 0) > 0 &&
+		    atoi(left) > 0)
+			printf("NOT-REACHED ");
+		if (write(fail_nth_fd, "0", 1) < 0) {
+			printf("ERR fail-nth %s\n", errname(errno));
+			exit(1);
+		}
+	}
 	if (ret < 0) {
-		printf("ERR %s\n", errname(errno));
+		printf("ERR %s\n", errname(err));
 		exit(1);
 	}
 	return ret;

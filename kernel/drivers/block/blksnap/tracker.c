@@ -380,7 +380,8 @@ int tracker_take_snapshot(struct tracker *tracker)
 	if (cbt_reset_needed) {
 		ret = cbt_map_reset(tracker->cbt_map, capacity);
 		if (ret) {
-			pr_err("Failed to create tracker. errno=%d\n",
+			pr_err("Failed to reset the CBT map of device [%u:%u]. errno=%d\n",
+			       MAJOR(tracker->dev_id), MINOR(tracker->dev_id),
 			       abs(ret));
 			return ret;
 		}
