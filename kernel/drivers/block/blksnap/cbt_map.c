@@ -227,6 +227,17 @@ int cbt_map_set(struct cbt_map *cbt_map, sector_t sector_start,
 		spin_unlock(&cbt_map->locker);
 		return -EINVAL;
 	}
+	/*
+	 * The device has grown since the map was made: its new sectors are
+	 * not in this generation, and the next take starts a new one.
+	 */
+	if (unlikely(sector_start + sector_cnt > cbt_map->device_capacity)) {
+		if (sector_start >= cbt_map->device_capacity) {
+			spin_unlock(&cbt_map->locker);
+			return 0;
+		}
+		sector_cnt = cbt_map->device_capacity - sector_start;
+	}
 	res = _cbt_map_set(cbt_map, sector_start, sector_cnt,
 			   (u8)cbt_map->snap_number_active, cbt_map->write_map);
 	if (unlikely(res))

@@ -93,10 +93,16 @@ static int tracker_copy_on_write(struct tracker *tracker, sector_t sector,
 	sector_t batch = max_t(sector_t, diff_area_chunk_sectors(diff_area),
 			       COW_BATCH_BYTES >> SECTOR_SHIFT);
 	struct bio_list *saved_bio_list = current->bio_list;
-	sector_t end = sector + count;
+	/*
+	 * The image ends where the device ended at take: sectors the device
+	 * has grown since have nothing to keep.
+	 */
+	sector_t end = min(sector + count, diff_area->capacity);
 	unsigned int current_flag;
 	int err = 0;
 
+	if (sector >= end)
+		return 0;
 	current_flag = memalloc_noio_save();
 	current->bio_list = NULL;
 
