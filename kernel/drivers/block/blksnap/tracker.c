@@ -16,6 +16,13 @@ struct tracked_device {
 	dev_t dev_id;
 };
 
+/*
+ * Read side: held by the filter across a write's copy-on-write. Write
+ * side: take and destroy, so that the trackers switch with no write in a
+ * filter. Lock order of the whole driver: Documentation/block/blksnap.rst,
+ * "Locking"; this lock is taken inside freeze_bdev() and outside every
+ * chunk's lock.
+ */
 DEFINE_STATIC_PERCPU_RWSEM(tracker_submit_lock);
 static LIST_HEAD(tracked_device_list);
 static DEFINE_SPINLOCK(tracked_device_lock);
@@ -139,15 +146,6 @@ static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
 	if (!count)
 		return true;
 
-	if (is_nowait) {
-		if (!percpu_down_read_trylock(&tracker_submit_lock)) {
-			bio_wouldblock_error(bio);
-			return false;
-		}
-	} else {
-		percpu_down_read(&tracker_submit_lock);
-	}
-
 	/*
 	 * A remapped bio's sector is on the whole disk. Only a tracker of
 	 * the partition itself wants it relative; a whole-disk tracker gets
@@ -157,6 +155,29 @@ static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
 	if (bio_flagged(bio, BIO_REMAPPED) &&
 	    bio->bi_bdev->bd_dev == tracker->dev_id)
 		sector -= bio->bi_bdev->bd_start_sect;
+
+	/*
+	 * A store of ours, reaching the disk through a stacked device
+	 * (diff_buffer_owns_page()): marked in the CBT, never copied. It
+	 * does not take tracker_submit_lock: a writer that holds the lock
+	 * for its copy-on-write may be the one sending it, and a second read
+	 * lock would wait behind a take or destroy waiting for the first.
+	 */
+	if (bio_has_data(bio) && diff_buffer_owns_page(bio_page(bio))) {
+		current_flag = memalloc_noio_save();
+		cbt_map_set(tracker->cbt_map, sector, count);
+		memalloc_noio_restore(current_flag);
+		return true;
+	}
+
+	if (is_nowait) {
+		if (!percpu_down_read_trylock(&tracker_submit_lock)) {
+			bio_wouldblock_error(bio);
+			return false;
+		}
+	} else {
+		percpu_down_read(&tracker_submit_lock);
+	}
 
 	/*
 	 * A discard is advisory: while a snapshot is held it is completed
@@ -185,10 +206,6 @@ static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
 		goto out;
 
 	if (diff_area_is_corrupted(tracker->diff_area))
-		goto out;
-
-	/* A store of ours, reaching the disk through a stacked device. */
-	if (bio_has_data(bio) && diff_buffer_owns_page(bio_page(bio)))
 		goto out;
 
 	err = tracker_copy_on_write(tracker, sector, count, is_nowait);
