@@ -6,28 +6,6 @@
 # timeout: 180
 . /tests/common.sh
 
-# le32 N: N as 4 little-endian bytes, printf escapes.
-le32() {
-	printf '\\%03o\\%03o\\%03o\\%03o' $(($1 & 255)) $(($1 >> 8 & 255)) \
-		$(($1 >> 16 & 255)) $(($1 >> 24 & 255))
-}
-
-# partitioned_loop SIZE_MIB: a loop disk of random data with one MBR
-# partition from 1 MiB to the end; prints the disk.
-partitioned_loop() {
-	local f
-	mkdir -p /dev/shm/loops
-	f=$(mktemp /dev/shm/loops/disk.XXXXXX)
-	gen 1 $(($1 * 1048576)) > "$f" || fail "cannot create $f"
-	{
-		dd if=/dev/zero bs=446 count=1 2>/dev/null
-		printf "\\000\\000\\002\\000\\203\\376\\377\\377$(le32 2048)$(le32 $(($1 * 2048 - 2048)))"
-		dd if=/dev/zero bs=48 count=1 2>/dev/null
-		printf '\125\252'
-	} | dd of="$f" conv=notrunc 2>/dev/null || fail "cannot write the partition table"
-	losetup -P -f --show "$f" || fail "losetup -P $f failed"
-}
-
 # snapshot_of DEV: a taken snapshot of DEV with $store as storage; its id.
 snapshot_of() {
 	local id

@@ -375,6 +375,101 @@ static int snapshot_new_diff_areas(struct snapshot *snapshot)
 	return 0;
 }
 
+/* The partitions of a snapshot's whole disks, frozen for its take. */
+struct frozen_parts {
+	unsigned int count;
+	struct block_device *bdev[];
+};
+
+/* Counts, or with @devs fills in, the partitions of @disk, under RCU. */
+static unsigned int disk_partitions(struct gendisk *disk, dev_t *devs,
+				    unsigned int max)
+{
+	struct block_device *part;
+	unsigned long idx;
+	unsigned int n = 0;
+
+	rcu_read_lock();
+	xa_for_each_start(&disk->part_tbl, idx, part, 1) {
+		if (devs && n < max)
+			devs[n] = part->bd_dev;
+		n++;
+	}
+	rcu_read_unlock();
+	return devs ? min(n, max) : n;
+}
+
+/*
+ * freeze_bdev() freezes the file system on that very device only. A
+ * snapshot of a whole disk holds the file systems of its partitions as
+ * well: they are frozen too, so that each is consistent in the image.
+ * Without memory for the list, the take goes on with the disks alone.
+ */
+static struct frozen_parts *freeze_partitions(struct snapshot *snapshot)
+{
+	struct frozen_parts *parts;
+	unsigned int inx, total = 0, n = 0;
+	dev_t *devs;
+
+	for (inx = 0; inx < snapshot->count; inx++) {
+		struct block_device *bdev =
+			snapshot->tracker_array[inx]->diff_area->orig_bdev;
+
+		if (!bdev_is_partition(bdev))
+			total += disk_partitions(bdev->bd_disk, NULL, 0);
+	}
+	if (!total)
+		return NULL;
+
+	parts = kzalloc(struct_size(parts, bdev, total), GFP_KERNEL);
+	devs = kcalloc(total, sizeof(*devs), GFP_KERNEL);
+	if (!parts || !devs) {
+		pr_warn("No memory to freeze the partitions of the snapshot's disks\n");
+		kfree(devs);
+		kfree(parts);
+		return NULL;
+	}
+	for (inx = 0; inx < snapshot->count; inx++) {
+		struct block_device *bdev =
+			snapshot->tracker_array[inx]->diff_area->orig_bdev;
+
+		if (!bdev_is_partition(bdev))
+			n += disk_partitions(bdev->bd_disk, devs + n, total - n);
+	}
+	for (inx = 0; inx < n; inx++) {
+		struct block_device *part;
+
+		part = blkdev_get_by_dev(devs[inx], FMODE_READ, NULL);
+		if (IS_ERR(part))
+			continue;	/* deleted since */
+		if (freeze_bdev(part)) {
+			pr_err("Failed to freeze device [%u:%u]\n",
+			       MAJOR(devs[inx]), MINOR(devs[inx]));
+			blkdev_put(part, FMODE_READ);
+			continue;
+		}
+		parts->bdev[parts->count++] = part;
+	}
+	kfree(devs);
+	return parts;
+}
+
+static void thaw_partitions(struct frozen_parts *parts)
+{
+	unsigned int inx;
+
+	if (!parts)
+		return;
+	for (inx = 0; inx < parts->count; inx++) {
+		if (thaw_bdev(parts->bdev[inx]))
+			pr_err("Failed to thaw device [%u:%u]\n",
+			       MAJOR(parts->bdev[inx]->bd_dev),
+			       MINOR(parts->bdev[inx]->bd_dev));
+		blkdev_put(parts->bdev[inx], FMODE_READ);
+	}
+	kfree(parts);
+}
+
 static void snapshot_freeze(struct snapshot *snapshot, bool freeze)
 {
 	int inx;
@@ -397,10 +492,12 @@ static void snapshot_freeze(struct snapshot *snapshot, bool freeze)
  */
 static int snapshot_switch_trackers(struct snapshot *snapshot)
 {
+	struct frozen_parts *parts;
 	unsigned int current_flag;
 	int inx;
 	int ret = 0;
 
+	parts = freeze_partitions(snapshot);
 	snapshot_freeze(snapshot, true);
 	current_flag = memalloc_noio_save();
 	tracker_lock();
@@ -421,6 +518,7 @@ static int snapshot_switch_trackers(struct snapshot *snapshot)
 	tracker_unlock();
 	memalloc_noio_restore(current_flag);
 	snapshot_freeze(snapshot, false);
+	thaw_partitions(parts);
 	return ret;
 }
 
