@@ -144,7 +144,7 @@ static void chunk_notify_load(void *ctx)
 	pr_err("invalid chunk state 0x%x\n", atomic_read(&chunk->state));
 	up(&chunk->lock);
 out:
-	atomic_dec(&chunk->diff_area->pending_io_count);
+	diff_area_io_done(chunk->diff_area);
 }
 
 static void chunk_notify_store(void *ctx)
@@ -193,7 +193,7 @@ static void chunk_notify_store(void *ctx)
 	}
 	up(&chunk->lock);
 out:
-	atomic_dec(&chunk->diff_area->pending_io_count);
+	diff_area_io_done(chunk->diff_area);
 }
 
 struct chunk *chunk_alloc(struct diff_area *diff_area, unsigned long number,
@@ -265,7 +265,7 @@ int chunk_async_store_diff(struct chunk *chunk, bool is_nowait)
 	ret = diff_io_do(chunk->diff_io, region, chunk->diff_buffer, is_nowait);
 	if (ret) {
 		chunk_state_unset(chunk, CHUNK_ST_STORING);
-		atomic_dec(&chunk->diff_area->pending_io_count);
+		diff_area_io_done(chunk->diff_area);
 		diff_io_free(chunk->diff_io);
 		chunk->diff_io = NULL;
 	}
@@ -310,7 +310,7 @@ int chunk_async_load_orig(struct chunk *chunk, const bool is_nowait)
 	ret = diff_io_do(chunk->diff_io, &region, chunk->diff_buffer, is_nowait);
 	if (ret) {
 		chunk_state_unset(chunk, CHUNK_ST_LOADING);
-		atomic_dec(&chunk->diff_area->pending_io_count);
+		diff_area_io_done(chunk->diff_area);
 		diff_io_free(chunk->diff_io);
 		chunk->diff_io = NULL;
 	}

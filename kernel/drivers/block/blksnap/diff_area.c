@@ -66,7 +66,6 @@ static void diff_area_calculate_chunk_size(struct diff_area *diff_area)
 void diff_area_free(struct kref *kref)
 {
 	unsigned long inx = 0;
-	u64 start_waiting;
 	struct chunk *chunk;
 	struct diff_area *diff_area =
 		container_of(kref, struct diff_area, kref);
@@ -86,14 +85,10 @@ void diff_area_free(struct kref *kref)
 	 * would use them. Storage that never answers is the device's bug, so
 	 * keep waiting, but say so.
 	 */
-	start_waiting = jiffies_64;
-	while (atomic_read(&diff_area->pending_io_count)) {
-		schedule_timeout_uninterruptible(1);
-		if (time_after64(jiffies_64, start_waiting + 10 * HZ)) {
-			start_waiting = jiffies_64;
-			pr_warn("Waiting for pending I/O to complete\n");
-		}
-	}
+	while (!wait_var_event_timeout(&diff_area->pending_io_count,
+				       !atomic_read(&diff_area->pending_io_count),
+				       10 * HZ))
+		pr_warn("Waiting for pending I/O to complete\n");
 
 	flush_work(&diff_area->cache_release_work);
 	xa_for_each(&diff_area->chunk_map, inx, chunk)
@@ -867,14 +862,10 @@ void diff_area_set_corrupted(struct diff_area *diff_area, int err_code)
 	       MINOR(diff_area->orig_bdev->bd_dev), abs(err_code));
 }
 
+/* Lets copy-on-write in flight go first, for 100 ms at most. */
 void diff_area_throttling_io(struct diff_area *diff_area)
 {
-	u64 start_waiting;
-
-	start_waiting = jiffies_64;
-	while (atomic_read(&diff_area->pending_io_count)) {
-		schedule_timeout_interruptible(0);
-		if (jiffies_64 > (start_waiting + HZ / 10))
-			break;
-	}
+	wait_var_event_timeout(&diff_area->pending_io_count,
+			       !atomic_read(&diff_area->pending_io_count),
+			       HZ / 10);
 }

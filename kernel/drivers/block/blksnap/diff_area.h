@@ -11,6 +11,7 @@
 #include <linux/xarray.h>
 #include <linux/hashtable.h>
 #include <linux/wait.h>
+#include <linux/wait_bit.h>
 #include "event_queue.h"
 
 struct diff_storage;
@@ -159,6 +160,17 @@ static inline bool diff_area_is_corrupted(struct diff_area *diff_area)
 {
 	return !!atomic_read(&diff_area->corrupt_flag);
 };
+
+/*
+ * An I/O of the diff area has ended. The wake-up is keyed by the counter's
+ * address and touches nothing of the diff area, which diff_area_free() may
+ * free as soon as the count reaches zero.
+ */
+static inline void diff_area_io_done(struct diff_area *diff_area)
+{
+	if (atomic_dec_and_test(&diff_area->pending_io_count))
+		wake_up_var(&diff_area->pending_io_count);
+}
 
 static inline sector_t diff_area_chunk_sectors(struct diff_area *diff_area)
 {
