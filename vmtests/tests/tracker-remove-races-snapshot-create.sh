@@ -19,7 +19,7 @@ rm -f /tmp/race.stop
 taken=0
 busy=0
 n=0
-while [ $n -lt 150 ]; do
+while [ $n -lt 60 ]; do
 	n=$((n + 1))
 	out=$(bsctl create "$d" 2>&1)
 	case "$out" in
