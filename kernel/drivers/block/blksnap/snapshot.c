@@ -381,6 +381,21 @@ struct frozen_parts {
 	struct block_device *bdev[];
 };
 
+/* Is @part a partition of a whole disk of @snapshot? */
+static bool snapshot_has_disk(struct snapshot *snapshot,
+			      struct block_device *part)
+{
+	int inx;
+
+	if (!bdev_is_partition(part))
+		return false;
+	for (inx = 0; inx < snapshot->count; inx++)
+		if (snapshot->tracker_array[inx]->diff_area->orig_bdev->bd_disk ==
+		    part->bd_disk)
+			return true;
+	return false;
+}
+
 /* Counts, or with @devs fills in, the partitions of @disk, under RCU. */
 static unsigned int disk_partitions(struct gendisk *disk, dev_t *devs,
 				    unsigned int max)
@@ -442,6 +457,11 @@ static struct frozen_parts *freeze_partitions(struct snapshot *snapshot)
 		part = blkdev_get_by_dev(devs[inx], FMODE_READ, NULL);
 		if (IS_ERR(part))
 			continue;	/* deleted since */
+		if (!snapshot_has_disk(snapshot, part)) {
+			/* Deleted since, and its number given to another. */
+			blkdev_put(part, FMODE_READ);
+			continue;
+		}
 		if (freeze_bdev(part)) {
 			pr_err("Failed to freeze device [%u:%u]\n",
 			       MAJOR(devs[inx]), MINOR(devs[inx]));
@@ -497,8 +517,13 @@ static int snapshot_switch_trackers(struct snapshot *snapshot)
 	int inx;
 	int ret = 0;
 
-	parts = freeze_partitions(snapshot);
+	/*
+	 * The snapshot's own devices first: one of them may be backed by a
+	 * file on a partition (a loop device), whose freeze must still be
+	 * able to write there.
+	 */
 	snapshot_freeze(snapshot, true);
+	parts = freeze_partitions(snapshot);
 	current_flag = memalloc_noio_save();
 	tracker_lock();
 
@@ -517,8 +542,8 @@ static int snapshot_switch_trackers(struct snapshot *snapshot)
 
 	tracker_unlock();
 	memalloc_noio_restore(current_flag);
-	snapshot_freeze(snapshot, false);
 	thaw_partitions(parts);
+	snapshot_freeze(snapshot, false);
 	return ret;
 }
 
