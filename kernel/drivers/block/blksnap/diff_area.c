@@ -398,6 +398,12 @@ int diff_area_copy(struct diff_area *diff_area, sector_t sector, sector_t count,
 			if (unlikely(ret))
 				goto fail_unlock_chunk;
 		} else {
+			/* See diff_io_do(): one bio at most without waiting. */
+			if (is_nowait && chunk->sector_count >
+			    (sector_t)BIO_MAX_VECS * PAGE_SECTORS) {
+				ret = -EAGAIN;
+				goto fail_unlock_chunk;
+			}
 			diff_buffer =
 				diff_buffer_take(chunk->diff_area, is_nowait);
 			if (IS_ERR(diff_buffer)) {
@@ -635,6 +641,8 @@ diff_area_image_context_get_chunk(struct diff_area_image_ctx *io_ctx,
 
 fail_unlock_chunk:
 	pr_err("Failed to load chunk #%ld\n", chunk->number);
+	/* A buffer without its data is of no use to the next user. */
+	chunk_diff_buffer_release(chunk);
 	up(&chunk->lock);
 	return ERR_PTR(ret);
 }

@@ -342,10 +342,7 @@ static int snapimage_submit_worker_fn(void *data)
 static void snapimage_submit_bio(struct bio *bio)
 {
 	struct snapimage *snapimage = bio->bi_bdev->bd_disk->private_data;
-	gfp_t gfp = GFP_NOIO;
-
-	if (bio->bi_opf & REQ_NOWAIT)
-		gfp |= GFP_NOWAIT;
+	gfp_t gfp = (bio->bi_opf & REQ_NOWAIT) ? GFP_NOWAIT : GFP_NOIO;
 
 	if (!snapimage->is_ready) {
 		bio->bi_status = BLK_STS_IOERR;
