@@ -85,8 +85,8 @@ static void cbt_map_deallocate(struct cbt_map *cbt_map)
 
 /*
  * The new maps are allocated before the old ones are let go: a reset that
- * fails keeps a map every write can still be marked in, flagged corrupted
- * so that the next take tries again and readers are told.
+ * fails keeps the old maps, flagged corrupted (writes are not marked in
+ * them, readers are told), and the next take tries again.
  */
 int cbt_map_reset(struct cbt_map *cbt_map, sector_t device_capacity)
 {
