@@ -26,8 +26,15 @@ while [ $i -lt 8 ]; do
 	i=$((i + 1))
 done
 sleep 0.2
+# At least one writer must be waiting (D) for its copy when it is killed.
+waiting=0
+for p in $pids; do
+	[ "$(awk '{ print $3 }' /proc/$p/stat 2>/dev/null)" = D ] && waiting=$((waiting + 1))
+done
 kill -9 $pids 2>/dev/null
 for p in $pids; do wait "$p" 2>/dev/null; done
+note "$waiting of 8 writers were waiting for their copy when killed"
+[ $waiting -gt 0 ] || fail "test bug: no writer was waiting for its copy when killed"
 
 dmesg | grep -q "corrupted" && fail "a killed writer corrupted the snapshot: $(dmesg | grep corrupted | head -n 1)"
 after=$(dd if="$img" bs=1M count=64 iflag=direct status=none | sha256sum | cut -d' ' -f1)

@@ -21,10 +21,11 @@ a=$(first $orig 0)
 b=$(first $orig 8192)
 id=$(snap_take /mnt/st/diff 256M $orig) || exit 1
 img=$(cli_image "$id" $orig) || exit 1
-gen1=$(cbt_field $orig generation) || exit 1
 
 avail() { awk '/^MemAvailable:/ { print $2 }' /proc/meminfo; }
 start=$(avail)
+echo "$start" > /tmp/discard.low
+rm -f /tmp/discard.done
 ( lowest=$start
   while [ ! -e /tmp/discard.done ]; do
 	m=$(avail); [ "$m" -lt "$lowest" ] && lowest=$m
@@ -32,7 +33,6 @@ start=$(avail)
 	sleep 0.1
   done ) &
 sampler=$!
-rm -f /tmp/discard.done
 out=$(timeout 60 blkdiscard -o 0 -l 12G $orig 2>&1) || fail "blkdiscard failed: $out"
 touch /tmp/discard.done
 wait $sampler

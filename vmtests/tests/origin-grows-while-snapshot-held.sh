@@ -2,8 +2,9 @@
 # file grew, an LV extended): writes to its new sectors have nothing to
 # keep, so the snapshot stays good, its image keeps the size and data it
 # had at take, and the CBT map stays readable (the next take starts a new
-# generation). Failed on d7861d9: the first write past the old end marked
-# the snapshot corrupted (EINVAL) and the CBT map unreadable (EIO).
+# generation). Failed on d7861d9: the first write past the old end made
+# the CBT map fail, and the tracker then skipped copy-on-write for every
+# later write: the image changed with the origin.
 # timeout: 150
 . /tests/common.sh
 

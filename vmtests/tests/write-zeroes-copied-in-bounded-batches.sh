@@ -20,6 +20,7 @@ img=$(cli_image "$id" $orig) || exit 1
 
 avail() { awk '/^MemAvailable:/ { print $2 }' /proc/meminfo; }
 start=$(avail)
+echo "$start" > /tmp/wz.low
 rm -f /tmp/wz.done
 ( lowest=$start
   while [ ! -e /tmp/wz.done ]; do
