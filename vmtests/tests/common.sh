@@ -202,6 +202,30 @@ partitioned_loop() {
 	losetup -P -f --show "$f" || fail "losetup -P $f failed"
 }
 
+# mem_drop_mib CMD...: run CMD while sampling MemAvailable every 0.1 s;
+# sets $mem_drop to how many MiB it fell below its value at the start.
+# Returns CMD's status; CMD's output is in /tmp/mem_drop.out.
+mem_drop_mib() {
+	local start low rc sampler
+	avail() { awk '/^MemAvailable:/ { print $2 }' /proc/meminfo; }
+	start=$(avail)
+	echo "$start" > /tmp/mem_drop.low
+	rm -f /tmp/mem_drop.done
+	( low=$start
+	  while [ ! -e /tmp/mem_drop.done ]; do
+		m=$(avail); [ "$m" -lt "$low" ] && low=$m
+		echo "$low" > /tmp/mem_drop.low
+		sleep 0.1
+	  done ) &
+	sampler=$!
+	"$@" > /tmp/mem_drop.out 2>&1
+	rc=$?
+	touch /tmp/mem_drop.done
+	wait $sampler
+	mem_drop=$(( (start - $(cat /tmp/mem_drop.low)) / 1024 ))
+	return $rc
+}
+
 # ---------------------------------------------------------------------------
 # Helpers of the CBT, image-write, lifecycle-fault, bad-input and crash
 # tests: they drive blksnap-storage as a user would. Those that print a

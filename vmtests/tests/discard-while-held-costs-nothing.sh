@@ -22,21 +22,9 @@ b=$(first $orig 8192)
 id=$(snap_take /mnt/st/diff 256M $orig) || exit 1
 img=$(cli_image "$id" $orig) || exit 1
 
-avail() { awk '/^MemAvailable:/ { print $2 }' /proc/meminfo; }
-start=$(avail)
-echo "$start" > /tmp/discard.low
-rm -f /tmp/discard.done
-( lowest=$start
-  while [ ! -e /tmp/discard.done ]; do
-	m=$(avail); [ "$m" -lt "$lowest" ] && lowest=$m
-	echo "$lowest" > /tmp/discard.low
-	sleep 0.1
-  done ) &
-sampler=$!
-out=$(timeout 60 blkdiscard -o 0 -l 12G $orig 2>&1) || fail "blkdiscard failed: $out"
-touch /tmp/discard.done
-wait $sampler
-drop=$(( (start - $(cat /tmp/discard.low)) / 1024 ))
+mem_drop_mib timeout 60 blkdiscard -o 0 -l 12G $orig ||
+	fail "blkdiscard failed: $(cat /tmp/mem_drop.out)"
+drop=$mem_drop
 note "MemAvailable fell by $drop MiB during the discard"
 [ "$drop" -lt 64 ] || fail "the discard took $drop MiB of memory"
 dmesg | grep -q "corrupted" && fail "the discard corrupted the snapshot"

@@ -18,21 +18,9 @@ before=$(bsctl sum $orig direct 512)
 id=$(snap_take /mnt/st/diff 768M $orig) || exit 1
 img=$(cli_image "$id" $orig) || exit 1
 
-avail() { awk '/^MemAvailable:/ { print $2 }' /proc/meminfo; }
-start=$(avail)
-echo "$start" > /tmp/wz.low
-rm -f /tmp/wz.done
-( lowest=$start
-  while [ ! -e /tmp/wz.done ]; do
-	m=$(avail); [ "$m" -lt "$lowest" ] && lowest=$m
-	echo "$lowest" > /tmp/wz.low
-	sleep 0.1
-  done ) &
-sampler=$!
-out=$(blkdiscard -z -o 0 -l 512M $orig 2>&1) || fail "blkdiscard -z failed: $out"
-touch /tmp/wz.done
-wait $sampler
-drop=$(( (start - $(cat /tmp/wz.low)) / 1024 ))
+mem_drop_mib blkdiscard -z -o 0 -l 512M $orig ||
+	fail "blkdiscard -z failed: $(cat /tmp/mem_drop.out)"
+drop=$mem_drop
 note "MemAvailable fell by $drop MiB during the 512 MiB WRITE_ZEROES"
 [ "$drop" -lt 128 ] || fail "the WRITE_ZEROES took $drop MiB of memory"
 dmesg | grep -q "corrupted" && fail "the snapshot was corrupted: $(dmesg | grep corrupted | head -n 1)"
