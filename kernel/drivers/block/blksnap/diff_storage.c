@@ -48,7 +48,7 @@ struct storage_block {
 	sector_t used;
 };
 
-static inline void diff_storage_event_low(struct diff_storage *diff_storage)
+static inline int diff_storage_event_low(struct diff_storage *diff_storage)
 {
 	struct blk_snap_event_low_free_space data = {
 		.requested_nr_sect = diff_storage_minimum,
@@ -57,8 +57,9 @@ static inline void diff_storage_event_low(struct diff_storage *diff_storage)
 	diff_storage->requested += data.requested_nr_sect;
 	pr_debug("Diff storage low free space. Portion: %llu sectors, requested: %llu\n",
 		 data.requested_nr_sect, diff_storage->requested);
-	event_gen(&diff_storage->event_queue, GFP_NOIO,
-		  blk_snap_event_code_low_free_space, &data, sizeof(data));
+	return event_gen(&diff_storage->event_queue, GFP_NOIO,
+			 blk_snap_event_code_low_free_space, &data,
+			 sizeof(data));
 }
 
 struct diff_storage *diff_storage_new(void)
@@ -80,9 +81,13 @@ struct diff_storage *diff_storage_new(void)
 	 * As in v1: the new snapshot asks for its first storage at once.
 	 * User space written for v1 waits for this event before it appends
 	 * any storage and takes the snapshot; a tool that appends storage
-	 * before the take may simply take the event off the queue.
+	 * before the take may simply take the event off the queue. Without
+	 * the event, such user space would wait for it forever: no snapshot.
 	 */
-	diff_storage_event_low(diff_storage);
+	if (diff_storage_event_low(diff_storage)) {
+		diff_storage_put(diff_storage);
+		return NULL;
+	}
 
 	return diff_storage;
 }
