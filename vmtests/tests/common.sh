@@ -226,6 +226,30 @@ mem_drop_mib() {
 	return $rc
 }
 
+# fault_injection: let every kmalloc and page allocation fail through
+# /proc/thread-self/fail-nth (BSCTL_FAIL_NTH=N bsctl ...), without stack
+# dumps; skips the test on a kernel without fault injection.
+fault_injection() {
+	local fi=/sys/kernel/debug f
+	[ -d $fi/failslab ] || mount -t debugfs none $fi 2>/dev/null
+	[ -d $fi/failslab ] || skip "the kernel has no fault injection (make check DEBUG=1 has it)"
+	for f in failslab fail_page_alloc; do
+		echo N > $fi/$f/ignore-gfp-wait
+		echo 0 > $fi/$f/verbose
+	done
+	echo 0 > $fi/fail_page_alloc/min-order
+	echo N > $fi/fail_page_alloc/ignore-gfp-highmem
+}
+
+# fault_dmesg_clean: the kernel reported nothing but the failed
+# allocations' own stacks (warn_alloc), which are then cleared from the
+# log the harness checks.
+fault_dmesg_clean() {
+	dmesg | grep -E 'BUG:|Oops|KASAN|UBSAN|general protection|WARNING:|inconsistent lock|possible' |
+		head -n 1 | grep . && fail "the kernel complained (above)"
+	dmesg -c > /dev/null
+}
+
 # ---------------------------------------------------------------------------
 # Helpers of the CBT, image-write, lifecycle-fault, bad-input and crash
 # tests: they drive blksnap-storage as a user would. Those that print a

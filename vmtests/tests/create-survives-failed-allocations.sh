@@ -6,15 +6,7 @@
 # timeout: 600
 . /tests/common.sh
 
-fi=/sys/kernel/debug
-[ -d $fi/failslab ] || mount -t debugfs none $fi 2>/dev/null
-[ -d $fi/failslab ] || skip "the kernel has no fault injection (make check DEBUG=1 has it)"
-for f in failslab fail_page_alloc; do
-	echo N > $fi/$f/ignore-gfp-wait
-	echo 0 > $fi/$f/verbose
-done
-echo 0 > $fi/fail_page_alloc/min-order
-
+fault_injection
 load_module
 dev=$(make_loop 64)
 d=$(devnum $dev)
@@ -40,8 +32,6 @@ while :; do
 done
 note "the create passed $((n - 1)) fault points; each one failing was survived"
 [ $n -gt 3 ] || fail "test bug: the create passed only $((n - 1)) fault points"
-dmesg | grep -E 'BUG:|Oops|KASAN|UBSAN|general protection|WARNING:|inconsistent lock|possible' |
-	head -n 1 | grep . && fail "the kernel complained (above)"
-dmesg -c > /dev/null
+fault_dmesg_clean
 [ "$(bsok collect)" = 0 ] || fail "snapshots left behind: $(bsok collect)"
 exit 0

@@ -8,16 +8,7 @@
 # timeout: 900
 . /tests/common.sh
 
-fi=/sys/kernel/debug
-[ -d $fi/failslab ] || mount -t debugfs none $fi 2>/dev/null
-[ -d $fi/failslab ] || skip "the kernel has no fault injection (make check DEBUG=1 has it)"
-for f in failslab fail_page_alloc; do
-	echo N > $fi/$f/ignore-gfp-wait
-	echo 0 > $fi/$f/verbose
-done
-echo 0 > $fi/fail_page_alloc/min-order
-echo N > $fi/fail_page_alloc/ignore-gfp-highmem
-
+fault_injection
 load_module
 dev=$(make_loop 64)
 back=$(losetup -nO BACK-FILE $dev | tr -d ' ')
@@ -54,10 +45,7 @@ while :; do
 done
 note "the take passed $((n - 1)) fault points; each one failing was survived"
 [ $n -gt 3 ] || fail "test bug: the take passed only $((n - 1)) fault points"
-# Allocation failures print their stack (warn_alloc): expected here.
-dmesg | grep -E 'BUG:|Oops|KASAN|UBSAN|general protection|WARNING:|inconsistent lock|possible' |
-	head -n 1 | grep . && fail "the kernel complained (above)"
-dmesg -c > /dev/null
+fault_dmesg_clean
 id=$(bsok create "$d")
 bsok append "$id" "$s" 0:131072 > /dev/null
 bsok take "$id" > /dev/null
