@@ -62,16 +62,19 @@ make_disks() {
 	truncate -s 2G "$d/vdd.img"
 	truncate -s 64G "$d/vde.img"
 	truncate -s 256M "$d/4kn.img"
+	truncate -s 256M "$d/slow.img"
 }
 
 # disk NAME [PROPERTIES]: QEMU options for $outdir/disks/NAME.img as a
 # virtio disk. The guest names the disks in this order: vda..vdd are
-# vdb.img..vde.img (1G, 1G, 2G, 64G), vde is 4kn.img (4 KiB sectors).
+# vdb.img..vde.img (1G, 1G, 2G, 64G), vde is 4kn.img (4 KiB sectors),
+# vdf is slow.img (256M, reads throttled to 4 MiB/s: slow copies on a disk
+# that still takes WRITE_ZEROES, which dm-delay does not).
 # The 64 GiB disk takes discards for real (discard=unmap on the drive):
 # what a discard reaches reads back as zeros.
 disk() {
 	case "${2:-}" in
-	discard=*) echo "-drive file=$outdir/disks/$1.img,if=none,id=disk-$1,format=raw,cache=unsafe,$2"
+	discard=* | throttling.*) echo "-drive file=$outdir/disks/$1.img,if=none,id=disk-$1,format=raw,cache=unsafe,$2"
 		   echo "-device virtio-blk-pci,drive=disk-$1" ;;
 	*) echo "-drive file=$outdir/disks/$1.img,if=none,id=disk-$1,format=raw,cache=unsafe"
 	   echo "-device virtio-blk-pci,drive=disk-$1${2:+,$2}" ;;
@@ -97,6 +100,7 @@ boot() {
 		-device virtserialport,chardev=results,name=results \
 		$(disk vdb) $(disk vdc) $(disk vdd) $(disk vde discard=unmap) \
 		$(disk 4kn logical_block_size=4096,physical_block_size=4096) \
+		$(disk slow throttling.bps-read=4194304) \
 		> "$outdir/$name.qemu" 2>&1
 	return $?
 }
