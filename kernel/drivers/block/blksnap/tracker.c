@@ -17,11 +17,14 @@ struct tracked_device {
 };
 
 /*
- * Read side: held by the filter across a write's copy-on-write. Write
- * side: take and destroy, so that the trackers switch with no write in a
- * filter. Lock order of the whole driver: Documentation/block/blksnap.rst,
- * "Locking"; this lock is taken inside freeze_bdev() and outside every
- * chunk's lock.
+ * Read side: held by the filter while it marks the CBT, decides whether to
+ * copy and starts a batch of copies, but not while it waits for them, so
+ * that a take or destroy waits for no device's copy I/O (at most for a
+ * chunk lock a starting copy is queued behind). Write side: take and
+ * destroy, so that the trackers switch with no write between its CBT mark
+ * and its copy decision. Lock order of the whole driver:
+ * Documentation/block/blksnap.rst, "Locking"; this lock is taken inside
+ * freeze_bdev() and outside every chunk's lock.
  */
 DEFINE_STATIC_PERCPU_RWSEM(tracker_submit_lock);
 static LIST_HEAD(tracked_device_list);
@@ -84,16 +87,24 @@ static inline struct tracker *tracker_get_by_dev(struct block_device *bdev)
 
 /*
  * Copy the chunks that the write is about to overwrite to the difference
- * storage and wait until they are there.
+ * storage and wait until they are there. Called with tracker_submit_lock
+ * read-held and @tracker->cow_in_flight raised; returns with the lock
+ * released. The lock is dropped while each batch is waited for: a destroy
+ * meanwhile ends the copy (nothing is left to keep), and it cannot free
+ * the difference area under us since it waits for cow_in_flight.
  *
  * The filter may be called from inside a stacked driver's ->submit_bio,
  * where current->bio_list collects bios to be dispatched only after that
  * driver returns. Our own bios must be dispatched now, since we wait for
  * them, so the list is set aside meanwhile. They carry BIO_FILTERED and
  * do not come back here.
+ *
+ * Return: 0, or -EAGAIN for a REQ_NOWAIT write that would have to wait;
+ * any other failure has flagged the snapshot corrupted.
  */
 static int tracker_copy_on_write(struct tracker *tracker, sector_t sector,
 				 sector_t count, bool is_nowait)
+	__releases(&tracker_submit_lock)
 {
 	struct diff_area *diff_area = tracker->diff_area;
 	/* Both powers of two: a batch is a whole number of chunks. */
@@ -108,25 +119,65 @@ static int tracker_copy_on_write(struct tracker *tracker, sector_t sector,
 	unsigned int current_flag;
 	int err = 0;
 
-	if (sector >= end)
+	if (sector >= end) {
+		percpu_up_read(&tracker_submit_lock);
 		return 0;
+	}
 	current_flag = memalloc_noio_save();
 	current->bio_list = NULL;
 
-	while (sector < end && !err) {
+	while (true) {
 		sector_t len = min(end, round_down(sector, batch) + batch) - sector;
 
 		err = diff_area_copy(diff_area, sector, len, is_nowait);
+		percpu_up_read(&tracker_submit_lock);
 		if (likely(!err))
 			err = diff_area_wait(diff_area, sector, len, is_nowait);
 		sector += len;
-		if (!err && sector < end)
-			cond_resched();
+		if (err || sector >= end)
+			break;
+
+		cond_resched();
+		if (is_nowait) {
+			if (!percpu_down_read_trylock(&tracker_submit_lock)) {
+				err = -EAGAIN;
+				break;
+			}
+		} else {
+			percpu_down_read(&tracker_submit_lock);
+		}
+		if (!atomic_read(&tracker->snapshot_is_taken) ||
+		    diff_area_is_corrupted(diff_area)) {
+			percpu_up_read(&tracker_submit_lock);
+			break;
+		}
 	}
 
 	current->bio_list = saved_bio_list;
 	memalloc_noio_restore(current_flag);
+
+	if (err && err != -EAGAIN) {
+		/*
+		 * The original data could not be saved: the write goes on, the
+		 * origin is never held back, but the image no longer matches
+		 * it and must fail its reads.
+		 */
+		diff_area_set_corrupted(diff_area, err);
+		err = 0;
+	}
 	return err;
+}
+
+/*
+ * Wait for the writes that may still be copying into @tracker's difference
+ * area. Called by a snapshot's release after it has cleared
+ * snapshot_is_taken under tracker_lock(): no new write can start a copy,
+ * and one in flight stops at its next batch.
+ */
+void tracker_wait_for_writes(struct tracker *tracker)
+{
+	wait_var_event(&tracker->cow_in_flight,
+		       !atomic_read(&tracker->cow_in_flight));
 }
 
 static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
@@ -136,7 +187,6 @@ static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
 	unsigned int current_flag;
 	sector_t sector;
 	sector_t count;
-	bool ret = true;
 	int err;
 
 	if (!op_is_write(bio_op(bio)))
@@ -208,24 +258,18 @@ static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
 	if (diff_area_is_corrupted(tracker->diff_area))
 		goto out;
 
+	atomic_inc(&tracker->cow_in_flight);
 	err = tracker_copy_on_write(tracker, sector, count, is_nowait);
-	if (likely(!err))
-		goto out;
-
-	if (err == -EAGAIN) {
+	if (atomic_dec_and_test(&tracker->cow_in_flight))
+		wake_up_var(&tracker->cow_in_flight);
+	if (unlikely(err)) {
 		bio_wouldblock_error(bio);
-		ret = false;
-	} else {
-		/*
-		 * The original data could not be saved: the write goes on, the
-		 * origin is never held back, but the image no longer matches
-		 * it and must fail its reads.
-		 */
-		diff_area_set_corrupted(tracker->diff_area, err);
+		return false;
 	}
+	return true;
 out:
 	percpu_up_read(&tracker_submit_lock);
-	return ret;
+	return true;
 }
 
 static void tracker_release_work(struct work_struct *work)
@@ -348,6 +392,7 @@ static struct tracker *tracker_new(struct block_device *bdev)
 	bdev_filter_init(&tracker->flt, &tracker_fops);
 	INIT_LIST_HEAD(&tracker->link);
 	atomic_set(&tracker->snapshot_is_taken, false);
+	atomic_set(&tracker->cow_in_flight, 0);
 	atomic_set(&tracker->in_snapshot, 0);
 	tracker->dev_id = bdev->bd_dev;
 

@@ -30,6 +30,10 @@ struct blk_snap_block_range;
  * @snapshot_is_taken:
  *	Indicates that a snapshot was taken for the device whose bios are
  *	handled by this tracker.
+ * @cow_in_flight:
+ *	Writes in copy-on-write, some of which wait for their copies without
+ *	tracker_submit_lock: the snapshot's release waits for them before it
+ *	puts @diff_area (tracker_wait_for_writes()).
  * @cbt_map:
  *	Pointer to a change block tracker map.
  * @diff_area:
@@ -46,6 +50,7 @@ struct tracker {
 
 	atomic_t in_snapshot;
 	atomic_t snapshot_is_taken;
+	atomic_t cow_in_flight;
 
 	struct cbt_map *cbt_map;
 	struct diff_area *diff_area;
@@ -53,6 +58,7 @@ struct tracker {
 
 void tracker_lock(void);
 void tracker_unlock(void);
+void tracker_wait_for_writes(struct tracker *tracker);
 
 static inline void tracker_put(struct tracker *tracker)
 {
