@@ -184,36 +184,20 @@ static blk_status_t image_read_chunk(struct snapimage *snapimage,
  * hand-off, one chunk per call: the read sent for a chunk waits on
  * current->bio_list until this returns, so nothing here may wait for a
  * second chunk while it holds the first. The rest of the bio is submitted
- * again and comes back once that read is on its way. The worker (@in_worker)
- * has no bio_list: it goes through the whole bio at once.
+ * again and comes back once that read is on its way.
  */
-static void image_read(struct snapimage *snapimage, struct bio *bio,
-		       bool in_worker)
+static void image_read(struct snapimage *snapimage, struct bio *bio)
 {
-	/*
-	 * Only the worker yields to pending copy-on-write: in the submitter's
-	 * context the wait would be paid again for every chunk of the bio.
-	 */
-	if (in_worker)
-		diff_area_throttling_io(snapimage->diff_area);
-	while (bio->bi_iter.bi_size) {
-		blk_status_t status;
-		unsigned int len;
+	blk_status_t status;
+	unsigned int len;
 
-		status = image_read_chunk(snapimage, bio, &len);
-		if (unlikely(status != BLK_STS_OK)) {
-			bio->bi_status = status;
-			break;
-		}
-		if (len == bio->bi_iter.bi_size)
-			break;
-
+	status = image_read_chunk(snapimage, bio, &len);
+	if (likely(status == BLK_STS_OK) && len < bio->bi_iter.bi_size) {
 		bio_advance(bio, len);
-		if (!in_worker) {
-			submit_bio_noacct(bio);
-			return;
-		}
+		submit_bio_noacct(bio);
+		return;
 	}
+	bio->bi_status = status;
 	bio_endio(bio);
 }
 
@@ -246,14 +230,6 @@ static void image_write(struct snapimage *snapimage, struct bio *bio)
 	}
 	diff_area_image_ctx_done(&io_ctx);
 	bio_endio(bio);
-}
-
-static void bio_process(struct snapimage *snapimage, struct bio *bio)
-{
-	if (bio_op(bio) == REQ_OP_READ)
-		image_read(snapimage, bio, true);
-	else
-		image_write(snapimage, bio);
 }
 
 static inline bool submit_bio_have(struct snapimage *snapimage)
@@ -325,13 +301,13 @@ static int snapimage_submit_worker_fn(void *data)
 						 5 * HZ);
 
 		while ((bio = submit_bio_pop(snapimage)))
-			bio_process(snapimage, bio);
+			image_write(snapimage, bio);
 
 		schedule();
 	}
 
 	while ((bio = submit_bio_pop(snapimage)))
-		bio_process(snapimage, bio);
+		image_write(snapimage, bio);
 
 	pr_debug("Worker for the device [%d:%d] stopped",
 		 MAJOR(snapimage->image_dev_id), MINOR(snapimage->image_dev_id));
@@ -339,10 +315,14 @@ static int snapimage_submit_worker_fn(void *data)
 	return 0;
 }
 
+/*
+ * The image's queue does not take REQ_NOWAIT (no QUEUE_FLAG_NOWAIT):
+ * submit_bio_noacct() fails such bios before they get here, so every bio
+ * here may wait.
+ */
 static void snapimage_submit_bio(struct bio *bio)
 {
 	struct snapimage *snapimage = bio->bi_bdev->bd_disk->private_data;
-	gfp_t gfp = (bio->bi_opf & REQ_NOWAIT) ? GFP_NOWAIT : GFP_NOIO;
 
 	if (!snapimage->is_ready) {
 		bio->bi_status = BLK_STS_IOERR;
@@ -350,21 +330,18 @@ static void snapimage_submit_bio(struct bio *bio)
 		return;
 	}
 
-	/* A read that may wait is served at once; writes go to the worker. */
-	if (bio_op(bio) == REQ_OP_READ && !(bio->bi_opf & REQ_NOWAIT)) {
-		image_read(snapimage, bio, false);
+	/* A read is served at once; writes go to the worker. */
+	if (bio_op(bio) == REQ_OP_READ) {
+		image_read(snapimage, bio);
 		return;
 	}
 
-	if (!submit_bio_push(snapimage, bio, gfp)) {
+	if (!submit_bio_push(snapimage, bio, GFP_NOIO)) {
 		wake_up(&snapimage->submit_waitqueue);
 		return;
 	}
 
-	if (bio->bi_opf & REQ_NOWAIT)
-		bio->bi_status = BLK_STS_AGAIN;
-	else
-		bio->bi_status = BLK_STS_IOERR;
+	bio->bi_status = BLK_STS_IOERR;
 	bio_endio(bio);
 }
 
