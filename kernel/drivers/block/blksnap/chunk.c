@@ -50,7 +50,8 @@ int chunk_schedule_storing(struct chunk *chunk, bool is_nowait)
 		struct diff_region *diff_region;
 
 		diff_region = diff_storage_new_region(diff_area->diff_storage,
-						      diff_area_chunk_sectors(diff_area));
+						      diff_area_chunk_sectors(diff_area),
+						      is_nowait);
 		if (IS_ERR(diff_region)) {
 			pr_debug("Cannot get store for chunk #%ld\n",
 				 chunk->number);

@@ -48,18 +48,23 @@ struct storage_block {
 	sector_t used;
 };
 
-static inline int diff_storage_event_low(struct diff_storage *diff_storage)
+static inline int diff_storage_event_low(struct diff_storage *diff_storage,
+					 gfp_t gfp)
 {
 	struct blk_snap_event_low_free_space data = {
 		.requested_nr_sect = diff_storage_minimum,
 	};
+	int ret;
 
+	ret = event_gen(&diff_storage->event_queue, gfp,
+			blk_snap_event_code_low_free_space, &data,
+			sizeof(data));
+	if (ret)
+		return ret;
 	diff_storage->requested += data.requested_nr_sect;
 	pr_debug("Diff storage low free space. Portion: %llu sectors, requested: %llu\n",
 		 data.requested_nr_sect, diff_storage->requested);
-	return event_gen(&diff_storage->event_queue, GFP_NOIO,
-			 blk_snap_event_code_low_free_space, &data,
-			 sizeof(data));
+	return 0;
 }
 
 struct diff_storage *diff_storage_new(void)
@@ -84,7 +89,7 @@ struct diff_storage *diff_storage_new(void)
 	 * before the take may simply take the event off the queue. Without
 	 * the event, such user space would wait for it forever: no snapshot.
 	 */
-	if (diff_storage_event_low(diff_storage)) {
+	if (diff_storage_event_low(diff_storage, GFP_KERNEL)) {
 		diff_storage_put(diff_storage);
 		return NULL;
 	}
@@ -385,9 +390,15 @@ fail:
 	return ret;
 }
 
+/*
+ * With @is_nowait (a REQ_NOWAIT write's copy) nothing here may sleep: the
+ * allocations do not wait for reclaim, and a failed one is -EAGAIN, for
+ * the write to be retried.
+ */
 struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
-					    sector_t count)
+					    sector_t count, bool is_nowait)
 {
+	gfp_t gfp = is_nowait ? GFP_NOWAIT : GFP_NOIO;
 	int ret = 0;
 	struct diff_region *diff_region;
 	sector_t sectors_left;
@@ -395,9 +406,9 @@ struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
 	if (atomic_read(&diff_storage->overflow_flag))
 		return ERR_PTR(-ENOSPC);
 
-	diff_region = kzalloc(sizeof(*diff_region), GFP_NOIO);
+	diff_region = kzalloc(sizeof(*diff_region), gfp);
 	if (!diff_region)
-		return ERR_PTR(-ENOMEM);
+		return ERR_PTR(is_nowait ? -EAGAIN : -ENOMEM);
 
 	spin_lock(&diff_storage->lock);
 	do {
@@ -444,9 +455,14 @@ struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
 		return ERR_PTR(ret);
 	}
 
+	/*
+	 * An event that could not be queued is asked for again by the next
+	 * region: lost, it would leave the storage to overflow.
+	 */
 	if (sectors_left <= diff_storage_minimum &&
-	    atomic_inc_return(&diff_storage->low_space_flag) == 1)
-		diff_storage_event_low(diff_storage);
+	    atomic_inc_return(&diff_storage->low_space_flag) == 1 &&
+	    diff_storage_event_low(diff_storage, gfp))
+		atomic_set(&diff_storage->low_space_flag, 0);
 
 	return diff_region;
 }

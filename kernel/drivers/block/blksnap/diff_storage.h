@@ -86,7 +86,7 @@ int diff_storage_append_block(struct diff_storage *diff_storage, dev_t dev_id,
 			      struct blk_snap_block_range *ranges,
 			      unsigned int range_count);
 struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
-					    sector_t count);
+					    sector_t count, bool is_nowait);
 
 static inline void diff_storage_free_region(struct diff_region *region)
 {
