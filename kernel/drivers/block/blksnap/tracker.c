@@ -11,10 +11,23 @@
 #include "diff_area.h"
 #include "diff_buffer.h"
 
+/*
+ * A tracked device keeps a reference to its block device: a disk unplugged
+ * while someone holds it open no longer opens by its number, yet its
+ * filter stays attached until it is detached here (tracker_remove(),
+ * module exit).
+ */
 struct tracked_device {
 	struct list_head link;
 	dev_t dev_id;
+	struct block_device *bdev;
 };
+
+static void tracked_device_free(struct tracked_device *tr_dev)
+{
+	put_device(&tr_dev->bdev->bd_device);
+	kfree(tr_dev);
+}
 
 /*
  * Read side: held by the filter while it marks the CBT, decides whether to
@@ -481,6 +494,41 @@ int tracker_init(void)
 	return 0;
 }
 
+/* Detach the tracker of @bdev, unless a snapshot holds it. */
+static int tracker_detach(struct block_device *bdev)
+{
+	struct tracker *tracker;
+	int ret;
+
+	tracker = tracker_get_by_dev(bdev);
+	if (!tracker) {
+		pr_info("Unable to remove device [%u:%u] from tracking: tracker not found\n",
+			MAJOR(bdev->bd_dev), MINOR(bdev->bd_dev));
+		return -ENODATA;
+	}
+
+	/*
+	 * Claimed as a snapshot would claim it: a snapshot created meanwhile
+	 * cannot take a tracker that is being detached (it gets -EBUSY).
+	 */
+	if (atomic_cmpxchg(&tracker->in_snapshot, 0, 1) != 0) {
+		pr_err("Tracker for device [%u:%u] is busy with a snapshot\n",
+		       MAJOR(bdev->bd_dev), MINOR(bdev->bd_dev));
+		ret = -EBUSY;
+		goto put_tracker;
+	}
+
+	ret = tracker_filter_detach(bdev);
+	if (ret) {
+		pr_err("Failed to remove tracker from device [%u:%u]\n",
+		       MAJOR(bdev->bd_dev), MINOR(bdev->bd_dev));
+		atomic_set(&tracker->in_snapshot, 0);
+	}
+put_tracker:
+	tracker_put(tracker);
+	return ret;
+}
+
 /**
  * tracker_wait_for_release - Waiting for all trackers are released.
  */
@@ -519,8 +567,8 @@ void tracker_done(void)
 		if (!tr_dev)
 			break;
 
-		tracker_remove(tr_dev->dev_id);
-		kfree(tr_dev);
+		tracker_detach(tr_dev->bdev);
+		tracked_device_free(tr_dev);
 	}
 
 	tracker_wait_for_release();
@@ -578,6 +626,8 @@ struct tracker *tracker_create_or_get(dev_t dev_id)
 		 */
 		bdev_filter_get(&tracker->flt);
 
+		get_device(&bdev->bd_device);
+		tr_dev->bdev = bdev;
 		spin_lock(&tracked_device_lock);
 		list_add_tail(&tr_dev->link, &tracked_device_list);
 		spin_unlock(&tracked_device_lock);
@@ -589,65 +639,46 @@ put_bdev:
 
 int tracker_remove(dev_t dev_id)
 {
+	struct tracked_device *tr_dev = NULL;
+	struct tracked_device *iter;
+	struct block_device *bdev = NULL;
 	int ret;
-	struct tracker *tracker;
-	struct block_device *bdev;
 
 	pr_info("Removing device [%u:%u] from tracking\n", MAJOR(dev_id),
 		MINOR(dev_id));
 
-	bdev = blkdev_get_by_dev(dev_id, 0, NULL);
-	if (IS_ERR(bdev)) {
-		pr_info("Cannot open device [%u:%u]\n", MAJOR(dev_id),
-			MINOR(dev_id));
-		return PTR_ERR(bdev);
+	/* By the block device kept, not by opening @dev_id: see above. */
+	spin_lock(&tracked_device_lock);
+	list_for_each_entry(iter, &tracked_device_list, link) {
+		if (iter->dev_id == dev_id) {
+			bdev = iter->bdev;
+			get_device(&bdev->bd_device);
+			break;
+		}
 	}
-
-	tracker = tracker_get_by_dev(bdev);
-	if (!tracker) {
-		pr_info("Unable to remove device [%u:%u] from tracking: ",
+	spin_unlock(&tracked_device_lock);
+	if (!bdev) {
+		pr_info("Unable to remove device [%u:%u] from tracking: not tracked\n",
 			MAJOR(dev_id), MINOR(dev_id));
-		pr_info("tracker not found\n");
-		ret = -ENODATA;
-		goto put_bdev;
+		return -ENODATA;
 	}
 
-	/*
-	 * Claimed as a snapshot would claim it: a snapshot created meanwhile
-	 * cannot take a tracker that is being detached (it gets -EBUSY).
-	 */
-	if (atomic_cmpxchg(&tracker->in_snapshot, 0, 1) != 0) {
-		pr_err("Tracker for device [%u:%u] is busy with a snapshot\n",
-		       MAJOR(dev_id), MINOR(dev_id));
-		ret = -EBUSY;
-		goto put_tracker;
-	}
-
-	ret = tracker_filter_detach(bdev);
-	if (ret) {
-		pr_err("Failed to remove tracker from device [%u:%u]\n",
-		       MAJOR(dev_id), MINOR(dev_id));
-		atomic_set(&tracker->in_snapshot, 0);
-	} else {
-		struct tracked_device *tr_dev = NULL;
-		struct tracked_device *iter_tr_dev;
-
+	ret = tracker_detach(bdev);
+	if (!ret) {
+		/* Only the caller whose detach succeeded gets here. */
 		spin_lock(&tracked_device_lock);
-		list_for_each_entry(iter_tr_dev, &tracked_device_list, link) {
-			if (iter_tr_dev->dev_id == dev_id) {
-				list_del(&iter_tr_dev->link);
-				tr_dev = iter_tr_dev;
+		list_for_each_entry(iter, &tracked_device_list, link) {
+			if (iter->bdev == bdev) {
+				list_del(&iter->link);
+				tr_dev = iter;
 				break;
 			}
 		}
 		spin_unlock(&tracked_device_lock);
-
-		kfree(tr_dev);
+		if (tr_dev)
+			tracked_device_free(tr_dev);
 	}
-put_tracker:
-	tracker_put(tracker);
-put_bdev:
-	blkdev_put(bdev, 0);
+	put_device(&bdev->bd_device);
 	return ret;
 }
 
