@@ -54,15 +54,6 @@ static void snapshot_release(struct snapshot *snapshot)
 	tracker_unlock();
 	memalloc_noio_restore(current_flag);
 
-	/*
-	 * A write still waiting for a copy ends it at its next batch; its
-	 * difference area must stay until then.
-	 */
-	for (inx = 0; inx < snapshot->count; ++inx) {
-		if (snapshot->tracker_array[inx])
-			tracker_wait_for_writes(snapshot->tracker_array[inx]);
-	}
-
 	/* Thaw fs on each original block device. */
 	for (inx = 0; inx < snapshot->count; ++inx) {
 		struct tracker *tracker = snapshot->tracker_array[inx];
@@ -76,6 +67,15 @@ static void snapshot_release(struct snapshot *snapshot)
 		else
 			pr_debug("Device [%u:%u] was unfrozen\n",
 				 MAJOR(tracker->dev_id), MINOR(tracker->dev_id));
+	}
+
+	/*
+	 * A write still waiting for a copy ends it at its next batch; its
+	 * difference area must stay until then.
+	 */
+	for (inx = 0; inx < snapshot->count; ++inx) {
+		if (snapshot->tracker_array[inx])
+			tracker_wait_for_writes(snapshot->tracker_array[inx]);
 	}
 
 	/* Destroy diff area for each tracker and set the device free. */
