@@ -15,6 +15,7 @@
 #include <linux/fs.h>
 
 #include "blksnap_ctl.h"
+#include "stacked.h"
 #include "state.h"
 #include "storage.h"
 #include "take_filter.h"
@@ -208,6 +209,44 @@ static int find_image(const struct storage *s, dev_t *image, char *why)
 	return 0;
 }
 
+/*
+ * Refuse storage stacked on a disk it would be copied from (stacked.h).
+ * The image list names the snapshot's devices, taken or not; a module
+ * that lists none before the take (-ENODEV) gets every tracked device.
+ */
+static int check_stacking(const struct storage *s, char *why)
+{
+	struct blk_snap_image_info *img = NULL;
+	struct blk_snap_cbt_info *cbt = NULL;
+	const char *noun = "a disk of the snapshot";
+	unsigned int count = 0;
+	dev_t *origs;
+	int ret;
+
+	ret = bsc_collect_images(s->ctl, &s->id, &img, &count);
+	if (ret == -ENODEV) {
+		noun = "a tracked disk (this snapshot's or another's)";
+		ret = bsc_tracker_collect(s->ctl, &cbt, &count);
+	}
+	if (ret)
+		return say(why, ret, "cannot list the snapshot's devices: %s",
+			   strerror(-ret));
+	origs = calloc(count ? count : 1, sizeof(*origs));
+	if (!origs) {
+		ret = say(why, -ENOMEM, "%s", strerror(ENOMEM));
+		goto out;
+	}
+	for (unsigned int i = 0; i < count; i++)
+		origs[i] = img ? bsc_dev_t(img[i].orig_dev_id) :
+				 bsc_dev_t(cbt[i].dev_id);
+	ret = stacked_storage_check(s->dev, origs, count, noun, why, WHY_LEN);
+	free(origs);
+out:
+	free(img);
+	free(cbt);
+	return ret;
+}
+
 /* Make the file @size bytes again, through our own descriptor's inode. */
 static int truncate_to(const struct storage *s, uint64_t size)
 {
@@ -330,6 +369,8 @@ int storage_grow(struct storage *s, uint64_t bytes, struct growth *g,
 	if (ret)
 		return say_errno(why, ret);
 	ret = find_image(s, &image, why);
+	if (!ret)
+		ret = check_stacking(s, why);
 	if (ret)
 		return ret;
 	was_pinned = sf_is_pinned(s->f) > 0;
