@@ -25,12 +25,16 @@ while [ $i -lt 8 ]; do
 	pids="$pids $!"
 	i=$((i + 1))
 done
-sleep 0.2
-# At least one writer must be waiting (D) for its copy when it is killed.
-waiting=0
-for p in $pids; do
-	[ "$(awk '{ print $3 }' /proc/$p/stat 2>/dev/null)" = D ] && waiting=$((waiting + 1))
-done
+# At least one writer must be waiting (D) for its copy when it is killed;
+# polled, since a loaded host may start them late.
+count_waiting() {
+	waiting=0
+	for p in $pids; do
+		[ "$(awk '{ print $3 }' /proc/$p/stat 2>/dev/null)" = D ] && waiting=$((waiting + 1))
+	done
+	[ $waiting -gt 0 ]
+}
+wait_for 5 count_waiting
 kill -9 $pids 2>/dev/null
 for p in $pids; do wait "$p" 2>/dev/null; done
 note "$waiting of 8 writers were waiting for their copy when killed"
