@@ -287,7 +287,7 @@ static void diff_area_take_chunk_from_cache(struct diff_area *diff_area,
 static struct chunk *diff_area_get_chunk(struct diff_area *diff_area,
 					 unsigned long number, bool is_nowait)
 {
-	gfp_t gfp = is_nowait ? GFP_NOWAIT : GFP_NOIO;
+	gfp_t gfp = is_nowait ? GFP_NOWAIT | __GFP_NOWARN : GFP_NOIO;
 	sector_t chunk_sectors = diff_area_chunk_sectors(diff_area);
 	sector_t first = (sector_t)number * chunk_sectors;
 	struct chunk *chunk;

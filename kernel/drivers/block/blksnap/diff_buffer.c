@@ -100,7 +100,7 @@ struct diff_buffer *diff_buffer_take(struct diff_area *diff_area,
 	chunk_sectors = diff_area_chunk_sectors(diff_area);
 	page_count = round_up(chunk_sectors, PAGE_SECTORS) / PAGE_SECTORS;
 	diff_buffer = diff_buffer_new(page_count, chunk_sectors << SECTOR_SHIFT,
-				      is_nowait ? GFP_NOWAIT :
+				      is_nowait ? GFP_NOWAIT | __GFP_NOWARN :
 						  GFP_NOIO);
 	if (!diff_buffer)
 		return ERR_PTR(is_nowait ? -EAGAIN : -ENOMEM);

@@ -54,7 +54,7 @@ static inline struct diff_io *diff_io_new(bool is_write, bool is_nowait)
 	struct diff_io *diff_io;
 
 	diff_io = kzalloc(sizeof(*diff_io),
-			  is_nowait ? GFP_NOWAIT : GFP_NOIO);
+			  is_nowait ? GFP_NOWAIT | __GFP_NOWARN : GFP_NOIO);
 	if (unlikely(!diff_io))
 		return NULL;
 
@@ -170,7 +170,7 @@ static void diff_io_submit_list(struct diff_io *diff_io,
 int diff_io_do(struct diff_io *diff_io, struct diff_region *diff_region,
 	       struct diff_buffer *diff_buffer, const bool is_nowait)
 {
-	gfp_t gfp = is_nowait ? GFP_NOWAIT : GFP_NOIO;
+	gfp_t gfp = is_nowait ? GFP_NOWAIT | __GFP_NOWARN : GFP_NOIO;
 	struct bio_list bios;
 	sector_t offset = 0;
 	struct bio *bio;

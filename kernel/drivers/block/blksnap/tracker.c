@@ -15,7 +15,9 @@
  * A tracked device keeps a reference to its block device: a disk unplugged
  * while someone holds it open no longer opens by its number, yet its
  * filter stays attached until it is detached here (tracker_remove(),
- * module exit).
+ * module exit). The reference keeps the gendisk, whose release calls its
+ * driver (->free_disk): so the driver's module is held too, and cannot be
+ * unloaded while one of its disks is tracked.
  */
 struct tracked_device {
 	struct list_head link;
@@ -23,9 +25,18 @@ struct tracked_device {
 	struct block_device *bdev;
 };
 
+/* Still reachable by its number: not unplugged or deleted. */
+static bool bdev_is_live(struct block_device *bdev)
+{
+	return disk_live(bdev->bd_disk) && !inode_unhashed(bdev->bd_inode);
+}
+
 static void tracked_device_free(struct tracked_device *tr_dev)
 {
+	struct module *owner = tr_dev->bdev->bd_disk->fops->owner;
+
 	put_device(&tr_dev->bdev->bd_device);
+	module_put(owner);
 	kfree(tr_dev);
 }
 
@@ -100,11 +111,11 @@ static inline struct tracker *tracker_get_by_dev(struct block_device *bdev)
 
 /*
  * Copy the chunks that the write is about to overwrite to the difference
- * storage and wait until they are there. Called with tracker_submit_lock
- * read-held and @tracker->cow_in_flight raised; returns with the lock
- * released. The lock is dropped while each batch is waited for: a destroy
- * meanwhile ends the copy (nothing is left to keep), and it cannot free
- * the difference area under us since it waits for cow_in_flight.
+ * storage and wait until they are there. Called without tracker_submit_lock
+ * and with @tracker->cow_in_flight raised, which keeps the difference area:
+ * a take or destroy never waits for a copy, and the snapshot's release
+ * waits for cow_in_flight before it frees the area. A write whose snapshot
+ * is released meanwhile stops at its next batch: nothing is left to keep.
  *
  * The filter may be called from inside a stacked driver's ->submit_bio,
  * where current->bio_list collects bios to be dispatched only after that
@@ -117,7 +128,6 @@ static inline struct tracker *tracker_get_by_dev(struct block_device *bdev)
  */
 static int tracker_copy_on_write(struct tracker *tracker, sector_t sector,
 				 sector_t count, bool is_nowait)
-	__releases(&tracker_submit_lock)
 {
 	struct diff_area *diff_area = tracker->diff_area;
 	/* Both powers of two: a batch is a whole number of chunks. */
@@ -132,38 +142,24 @@ static int tracker_copy_on_write(struct tracker *tracker, sector_t sector,
 	unsigned int current_flag;
 	int err = 0;
 
-	if (sector >= end) {
-		percpu_up_read(&tracker_submit_lock);
+	if (sector >= end)
 		return 0;
-	}
 	current_flag = memalloc_noio_save();
 	current->bio_list = NULL;
 
-	while (true) {
+	while (sector < end) {
 		sector_t len = min(end, round_down(sector, batch) + batch) - sector;
 
 		err = diff_area_copy(diff_area, sector, len, is_nowait);
-		percpu_up_read(&tracker_submit_lock);
 		if (likely(!err))
 			err = diff_area_wait(diff_area, sector, len, is_nowait);
+		if (err)
+			break;
 		sector += len;
-		if (err || sector >= end)
+		if (sector >= end || !atomic_read(&tracker->snapshot_is_taken) ||
+		    diff_area_is_corrupted(diff_area))
 			break;
-
 		cond_resched();
-		if (is_nowait) {
-			if (!percpu_down_read_trylock(&tracker_submit_lock)) {
-				err = -EAGAIN;
-				break;
-			}
-		} else {
-			percpu_down_read(&tracker_submit_lock);
-		}
-		if (!atomic_read(&tracker->snapshot_is_taken) ||
-		    diff_area_is_corrupted(diff_area)) {
-			percpu_up_read(&tracker_submit_lock);
-			break;
-		}
 	}
 
 	current->bio_list = saved_bio_list;
@@ -222,9 +218,8 @@ static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
 	/*
 	 * A store of ours, reaching the disk through a stacked device
 	 * (diff_buffer_owns_page()): marked in the CBT, never copied. It
-	 * does not take tracker_submit_lock: a writer that holds the lock
-	 * for its copy-on-write may be the one sending it, and a second read
-	 * lock would wait behind a take or destroy waiting for the first.
+	 * needs no copy decision, so no tracker_submit_lock: a take or
+	 * destroy in progress must not hold up a store.
 	 */
 	if (bio_has_data(bio) && diff_buffer_owns_page(bio_page(bio))) {
 		current_flag = memalloc_noio_save();
@@ -272,6 +267,7 @@ static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
 		goto out;
 
 	atomic_inc(&tracker->cow_in_flight);
+	percpu_up_read(&tracker_submit_lock);
 	err = tracker_copy_on_write(tracker, sector, count, is_nowait);
 	if (atomic_dec_and_test(&tracker->cow_in_flight))
 		wake_up_var(&tracker->cow_in_flight);
@@ -362,7 +358,14 @@ static int tracker_filter_detach(struct block_device *bdev)
 	bool is_frozen = false;
 
 	pr_debug("Tracker delete filter\n");
-	if (freeze_bdev(bdev)) {
+	/*
+	 * An unplugged disk takes no more writes: no need to freeze it, and
+	 * its file system's sync could wait on a dead transport.
+	 */
+	if (!bdev_is_live(bdev)) {
+		pr_debug("Device [%u:%u] is gone\n", MAJOR(bdev->bd_dev),
+			 MINOR(bdev->bd_dev));
+	} else if (freeze_bdev(bdev)) {
 		pr_err("Failed to freeze device [%u:%u]\n", MAJOR(bdev->bd_dev),
 		       MINOR(bdev->bd_dev));
 	} else {
@@ -626,6 +629,8 @@ struct tracker *tracker_create_or_get(dev_t dev_id)
 		 */
 		bdev_filter_get(&tracker->flt);
 
+		/* Cannot fail: the open device holds its driver already. */
+		__module_get(bdev->bd_disk->fops->owner);
 		get_device(&bdev->bd_device);
 		tr_dev->bdev = bdev;
 		spin_lock(&tracked_device_lock);
@@ -647,15 +652,19 @@ int tracker_remove(dev_t dev_id)
 	pr_info("Removing device [%u:%u] from tracking\n", MAJOR(dev_id),
 		MINOR(dev_id));
 
-	/* By the block device kept, not by opening @dev_id: see above. */
+	/*
+	 * By the block device kept, not by opening @dev_id: see above. A
+	 * disk unplugged and another plugged in may share the number: the
+	 * live one is meant.
+	 */
 	spin_lock(&tracked_device_lock);
 	list_for_each_entry(iter, &tracked_device_list, link) {
-		if (iter->dev_id == dev_id) {
+		if (iter->dev_id == dev_id &&
+		    (!bdev || bdev_is_live(iter->bdev)))
 			bdev = iter->bdev;
-			get_device(&bdev->bd_device);
-			break;
-		}
 	}
+	if (bdev)
+		get_device(&bdev->bd_device);
 	spin_unlock(&tracked_device_lock);
 	if (!bdev) {
 		pr_info("Unable to remove device [%u:%u] from tracking: not tracked\n",
