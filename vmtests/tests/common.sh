@@ -1224,7 +1224,8 @@ autogrow_deleted_test() {
 # overflow_test FS: body of overflow-corrupts-only-image-FS.
 overflow_test() {
 	local fs=$1 orig=/dev/vdb id img out n want got rc code
-	load_module
+	# Copy-on-write waits this long for storage before the overflow.
+	load_module diff_storage_wait_seconds=5
 	setup_origin "$fs"
 	id=$(snap_take /mnt/st/small.diff 16M /mnt/o) || exit 1
 	img=$(cli_image "$id" $orig) || exit 1

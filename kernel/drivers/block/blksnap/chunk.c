@@ -46,22 +46,47 @@ int chunk_schedule_storing(struct chunk *chunk, bool is_nowait)
 		 "The chunk already in the cache"))
 		return -EINVAL;
 
-	if (!chunk->diff_region) {
+	while (!chunk->diff_region) {
 		struct diff_region *diff_region;
+		int ret;
 
 		diff_region = diff_storage_new_region(diff_area->diff_storage,
 						      diff_area_chunk_sectors(diff_area),
 						      is_nowait);
-		if (IS_ERR(diff_region)) {
-			pr_debug("Cannot get store for chunk #%ld\n",
-				 chunk->number);
-			return PTR_ERR(diff_region);
+		if (!IS_ERR(diff_region)) {
+			chunk->diff_region = diff_region;
+			break;
 		}
-
-		chunk->diff_region = diff_region;
+		ret = PTR_ERR(diff_region);
+		/*
+		 * Out of storage: the chunk waits, locked, for more
+		 * (diff_storage_park(); it does not sleep), and
+		 * chunk_store_parked() goes on from here.
+		 */
+		if (ret == -ENOSPC) {
+			ret = diff_storage_park(diff_area->diff_storage,
+						&chunk->cache_link);
+			if (!ret)
+				return 0;
+			if (ret == -EAGAIN)
+				continue;
+		}
+		pr_debug("Cannot get store for chunk #%ld\n", chunk->number);
+		return ret;
 	}
 
 	return chunk_async_store_diff(chunk, is_nowait);
+}
+
+/* Storage was appended, or the wait for it ended: store or fail @chunk. */
+void chunk_store_parked(struct chunk *chunk)
+{
+	unsigned int current_flag = memalloc_noio_save();
+	int ret = chunk_schedule_storing(chunk, false);
+
+	memalloc_noio_restore(current_flag);
+	if (ret)
+		chunk_store_failed(chunk, ret);
 }
 
 void chunk_schedule_caching(struct chunk *chunk)

@@ -331,7 +331,10 @@ static struct chunk *diff_area_get_chunk(struct diff_area *diff_area,
  * diff_area_wait() waits for the copies to be done.
  *
  * Return: 0, -EAGAIN if @is_nowait and it would have to sleep (nothing is
- * lost: the chunk stays as it was), or another error for which the chunk
+ * lost: the chunk stays as it was), -EXFULL if the storage is out of space
+ * and copy-on-write waits for more (the chunks before the one that needed
+ * reading are started; copy the range again after
+ * diff_storage_wait_for_space()), or another error for which the chunk
  * was failed.
  */
 int diff_area_copy(struct diff_area *diff_area, sector_t sector, sector_t count,
@@ -398,6 +401,15 @@ int diff_area_copy(struct diff_area *diff_area, sector_t sector, sector_t count,
 			if (unlikely(ret))
 				goto fail_unlock_chunk;
 		} else {
+			/*
+			 * The storage is out of space and copy-on-write waits
+			 * for more: read no more chunks into memory meanwhile.
+			 * The caller waits, then copies the batch again.
+			 */
+			if (diff_storage_is_waiting(diff_area->diff_storage)) {
+				ret = -EXFULL;
+				goto fail_unlock_chunk;
+			}
 			/* See diff_io_do(): one bio at most without waiting. */
 			if (is_nowait && chunk->sector_count >
 			    (sector_t)BIO_MAX_VECS * PAGE_SECTORS) {
@@ -422,9 +434,10 @@ int diff_area_copy(struct diff_area *diff_area, sector_t sector, sector_t count,
 	return ret;
 fail_unlock_chunk:
 	WARN_ON(!chunk);
-	if (ret == -EAGAIN) {
+	if (ret == -EAGAIN || ret == -EXFULL) {
 		/*
-		 * A REQ_NOWAIT write will be retried: the chunk is not broken,
+		 * The write will be retried (REQ_NOWAIT), or the batch copied
+		 * again after the wait for storage: the chunk is not broken,
 		 * it goes back to the state it had.
 		 */
 		if (chunk_state_check(chunk, CHUNK_ST_BUFFER_READY)) {

@@ -67,6 +67,8 @@ static inline int diff_storage_event_low(struct diff_storage *diff_storage,
 	return 0;
 }
 
+static void diff_storage_wait_work(struct work_struct *work);
+
 struct diff_storage *diff_storage_new(void)
 {
 	struct diff_storage *diff_storage;
@@ -80,6 +82,9 @@ struct diff_storage *diff_storage_new(void)
 	INIT_LIST_HEAD(&diff_storage->storage_bdevs);
 	INIT_LIST_HEAD(&diff_storage->empty_blocks);
 	INIT_LIST_HEAD(&diff_storage->filled_blocks);
+	INIT_LIST_HEAD(&diff_storage->waiting_chunks);
+	init_waitqueue_head(&diff_storage->space_wq);
+	INIT_DELAYED_WORK(&diff_storage->wait_work, diff_storage_wait_work);
 
 	event_queue_init(&diff_storage->event_queue);
 	/*
@@ -125,6 +130,9 @@ void diff_storage_free(struct kref *kref)
 	struct storage_block *blk;
 	struct storage_bdev *storage_bdev;
 
+	/* diff_storage_stop_waiting() has emptied the list. */
+	WARN_ON(!list_empty(&diff_storage->waiting_chunks));
+	cancel_delayed_work_sync(&diff_storage->wait_work);
 	while ((blk = first_empty_storage_block(diff_storage))) {
 		list_del(&blk->link);
 		kfree(blk);
@@ -330,8 +338,15 @@ int diff_storage_append_block(struct diff_storage *diff_storage, dev_t dev_id,
 	unsigned int inx;
 	int ret;
 
+	unsigned int noio_flag;
+
 	pr_debug("Append %u blocks\n", range_count);
 
+	/*
+	 * Writers may be waiting for this storage: reclaim must not write
+	 * back to their devices from here.
+	 */
+	noio_flag = memalloc_noio_save();
 	/* The overlap check and the append must be one step. */
 	mutex_lock(&append_lock);
 	bdev = diff_storage_bdev_by_id(diff_storage, dev_id);
@@ -342,6 +357,7 @@ int diff_storage_append_block(struct diff_storage *diff_storage, dev_t dev_id,
 			       MAJOR(dev_id), MINOR(dev_id),
 			       abs((int)PTR_ERR(bdev)));
 			mutex_unlock(&append_lock);
+			memalloc_noio_restore(noio_flag);
 			return PTR_ERR(bdev);
 		}
 		opened = true;
@@ -381,12 +397,16 @@ int diff_storage_append_block(struct diff_storage *diff_storage, dev_t dev_id,
 	spin_unlock(&diff_storage->lock);
 
 	mutex_unlock(&append_lock);
+	memalloc_noio_restore(noio_flag);
+	/* Copy-on-write waiting for storage goes on at once. */
+	mod_delayed_work(system_wq, &diff_storage->wait_work, 0);
 	return 0;
 fail:
 	mutex_unlock(&append_lock);
 	if (opened)
 		blkdev_put(bdev, FMODE_READ | FMODE_WRITE);
 	kfree(storage_bdev);
+	memalloc_noio_restore(noio_flag);
 	return ret;
 }
 
@@ -398,7 +418,7 @@ fail:
 struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
 					    sector_t count, bool is_nowait)
 {
-	gfp_t gfp = is_nowait ? GFP_NOWAIT : GFP_NOIO;
+	gfp_t gfp = is_nowait ? GFP_NOWAIT | __GFP_NOWARN : GFP_NOIO;
 	int ret = 0;
 	struct diff_region *diff_region;
 	sector_t sectors_left;
@@ -417,7 +437,10 @@ struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
 
 		storage_block = first_empty_storage_block(diff_storage);
 		if (unlikely(!storage_block)) {
-			atomic_inc(&diff_storage->overflow_flag);
+			/* Unless copy-on-write may wait for more (park). */
+			if (!diff_storage_wait_seconds ||
+			    diff_storage->wait_stopped)
+				atomic_inc(&diff_storage->overflow_flag);
 			ret = -ENOSPC;
 			break;
 		}
@@ -450,7 +473,8 @@ struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
 	spin_unlock(&diff_storage->lock);
 
 	if (ret) {
-		pr_err("Cannot get empty storage block\n");
+		if (atomic_read(&diff_storage->overflow_flag))
+			pr_err("Cannot get empty storage block\n");
 		diff_storage_free_region(diff_region);
 		return ERR_PTR(ret);
 	}
@@ -465,4 +489,124 @@ struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
 		atomic_set(&diff_storage->low_space_flag, 0);
 
 	return diff_region;
+}
+
+/*
+ * Waiting for storage. When the storage runs out, a chunk whose data is
+ * already read waits, locked, on @waiting_chunks for an append, and the
+ * writers that would read more chunks wait before they start
+ * (diff_storage_wait_for_space()), so that the memory held meanwhile is
+ * bounded by the copies in flight when it ran out. The wait ends when
+ * storage is appended, when the snapshot goes away, or at the deadline,
+ * diff_storage_wait_seconds after it began: then the storage overflows and
+ * the waiting chunks fail, which marks the snapshot corrupted, as without
+ * the wait. Nothing here needs a write to the original devices, and the
+ * append path allocates without I/O: user space appends storage it has
+ * already allocated while the writers wait.
+ */
+
+/**
+ * diff_storage_park() - Wait for storage with a chunk that found none.
+ * @diff_storage:
+ *	The difference storage.
+ * @chunk_link:
+ *	The locked chunk's cache_link, in no list.
+ *
+ * Return: 0 if the chunk waits (the wait work stores or fails it later),
+ * -EAGAIN if storage has been appended meanwhile (allocate again), or
+ * -ENOSPC if it may not wait.
+ */
+int diff_storage_park(struct diff_storage *diff_storage,
+		      struct list_head *chunk_link)
+{
+	unsigned long delay = (unsigned long)diff_storage_wait_seconds * HZ;
+	bool first = false;
+	int ret = 0;
+
+	spin_lock(&diff_storage->lock);
+	if (atomic_read(&diff_storage->overflow_flag) ||
+	    diff_storage->wait_stopped || !delay) {
+		ret = -ENOSPC;
+	} else if (first_empty_storage_block(diff_storage)) {
+		ret = -EAGAIN;
+	} else {
+		if (!diff_storage->wait_deadline) {
+			diff_storage->wait_deadline = (jiffies + delay) | 1;
+			first = true;
+		}
+		list_add_tail(chunk_link, &diff_storage->waiting_chunks);
+	}
+	spin_unlock(&diff_storage->lock);
+
+	if (first) {
+		pr_warn("The difference storage is full: copy-on-write waits up to %d s for more\n",
+			diff_storage_wait_seconds);
+		mod_delayed_work(system_wq, &diff_storage->wait_work, delay);
+	}
+	return ret;
+}
+
+/* Is copy-on-write waiting for storage? */
+bool diff_storage_is_waiting(struct diff_storage *diff_storage)
+{
+	return READ_ONCE(diff_storage->wait_deadline) != 0;
+}
+
+/* Wait, not interruptible (as copies are), until the wait ends. */
+void diff_storage_wait_for_space(struct diff_storage *diff_storage)
+{
+	wait_event(diff_storage->space_wq,
+		   !diff_storage_is_waiting(diff_storage));
+}
+
+static void diff_storage_wait_work(struct work_struct *work)
+{
+	struct diff_storage *diff_storage =
+		container_of(to_delayed_work(work), struct diff_storage,
+			     wait_work);
+	bool timed_out = false;
+	LIST_HEAD(parked);
+
+	spin_lock(&diff_storage->lock);
+	if (!first_empty_storage_block(diff_storage) &&
+	    !diff_storage->wait_stopped && diff_storage->wait_deadline &&
+	    time_before(jiffies, diff_storage->wait_deadline)) {
+		/* An early run with nothing appended: wait on. */
+		spin_unlock(&diff_storage->lock);
+		return;
+	}
+	if (!first_empty_storage_block(diff_storage) &&
+	    !diff_storage->wait_stopped && diff_storage->wait_deadline) {
+		atomic_inc(&diff_storage->overflow_flag);
+		timed_out = true;
+	}
+	WRITE_ONCE(diff_storage->wait_deadline, 0);
+	list_splice_init(&diff_storage->waiting_chunks, &parked);
+	spin_unlock(&diff_storage->lock);
+
+	if (timed_out)
+		pr_err("No difference storage was appended within %d s\n",
+		       diff_storage_wait_seconds);
+	wake_up_all(&diff_storage->space_wq);
+
+	/* Stored now, waiting again, or failed (overflow, stopped). */
+	while (!list_empty(&parked)) {
+		struct list_head *link = parked.next;
+
+		list_del_init(link);
+		chunk_store_parked(list_entry(link, struct chunk, cache_link));
+	}
+}
+
+/*
+ * The snapshot goes away: nothing waits for storage any more. The waiting
+ * chunks fail, releasing the writers that wait for them.
+ */
+void diff_storage_stop_waiting(struct diff_storage *diff_storage)
+{
+	spin_lock(&diff_storage->lock);
+	diff_storage->wait_stopped = true;
+	spin_unlock(&diff_storage->lock);
+	mod_delayed_work(system_wq, &diff_storage->wait_work, 0);
+	flush_delayed_work(&diff_storage->wait_work);
 }

@@ -2,6 +2,8 @@
 #ifndef __BLK_SNAP_DIFF_STORAGE_H
 #define __BLK_SNAP_DIFF_STORAGE_H
 
+#include <linux/wait.h>
+#include <linux/workqueue.h>
 #include "event_queue.h"
 
 struct blk_snap_block_range;
@@ -42,6 +44,19 @@ struct diff_region;
  *	A queue of events to pass events to user space. Diff storage and its
  *	owner can notify its snapshot about events like snapshot overflow,
  *	low free space and snapshot terminated.
+ * @waiting_chunks:
+ *	Chunks whose data is read and that wait for storage to be appended,
+ *	linked by their cache_link (under @lock).
+ * @wait_deadline:
+ *	While the storage is out of space and copy-on-write waits for more:
+ *	when it stops waiting (jiffies); 0 otherwise (under @lock).
+ * @wait_stopped:
+ *	Set when the snapshot goes away: nothing waits any more.
+ * @space_wq:
+ *	Writers waiting for storage before they start more copies.
+ * @wait_work:
+ *	Resumes the waiting chunks when storage is appended, fails them at
+ *	the deadline.
  *
  * The difference storage manages the regions of block devices that are used
  * to store the data of the original block devices in the snapshot.
@@ -66,6 +81,12 @@ struct diff_storage {
 	atomic_t overflow_flag;
 
 	struct event_queue event_queue;
+
+	struct list_head waiting_chunks;
+	unsigned long wait_deadline;
+	bool wait_stopped;
+	wait_queue_head_t space_wq;
+	struct delayed_work wait_work;
 };
 
 struct diff_storage *diff_storage_new(void);
@@ -87,6 +108,11 @@ int diff_storage_append_block(struct diff_storage *diff_storage, dev_t dev_id,
 			      unsigned int range_count);
 struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
 					    sector_t count, bool is_nowait);
+int diff_storage_park(struct diff_storage *diff_storage,
+		      struct list_head *chunk_link);
+bool diff_storage_is_waiting(struct diff_storage *diff_storage);
+void diff_storage_wait_for_space(struct diff_storage *diff_storage);
+void diff_storage_stop_waiting(struct diff_storage *diff_storage);
 
 static inline void diff_storage_free_region(struct diff_region *region)
 {

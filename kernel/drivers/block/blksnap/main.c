@@ -42,6 +42,14 @@ int free_diff_buffer_pool_size = 128;
  */
 int diff_storage_minimum = 2097152;
 
+/*
+ * When the difference storage runs out, copy-on-write waits this long for
+ * user space to append more (after the low free space event) before the
+ * snapshot is marked corrupted; 0 fails at once. As dm-thin's
+ * no_space_timeout.
+ */
+int diff_storage_wait_seconds = 60;
+
 module_param_named(tracking_block_minimum_shift, tracking_block_minimum_shift,
 		   int, 0444);
 MODULE_PARM_DESC(tracking_block_minimum_shift,
@@ -66,6 +74,10 @@ MODULE_PARM_DESC(free_diff_buffer_pool_size,
 module_param_named(diff_storage_minimum, diff_storage_minimum, int, 0444);
 MODULE_PARM_DESC(diff_storage_minimum,
 		 "Free sectors in the difference storage below which more is requested (2048..1073741824, default 2097152)");
+module_param_named(diff_storage_wait_seconds, diff_storage_wait_seconds, int,
+		   0444);
+MODULE_PARM_DESC(diff_storage_wait_seconds,
+		 "Seconds copy-on-write waits for storage to be appended when it runs out, before the snapshot is corrupted (0..3600, default 60)");
 
 struct param_bound {
 	const char *name;
@@ -83,6 +95,7 @@ static const struct param_bound param_bounds[] = {
 	{ "chunk_maximum_in_cache", &chunk_maximum_in_cache, 1, 65536 },
 	{ "free_diff_buffer_pool_size", &free_diff_buffer_pool_size, 0, 65536 },
 	{ "diff_storage_minimum", &diff_storage_minimum, 2048, 1073741824 },
+	{ "diff_storage_wait_seconds", &diff_storage_wait_seconds, 0, 3600 },
 };
 
 static int check_params(void)

@@ -13,5 +13,6 @@ extern int chunk_maximum_count;
 extern int chunk_maximum_in_cache;
 extern int free_diff_buffer_pool_size;
 extern int diff_storage_minimum;
+extern int diff_storage_wait_seconds;
 
 #endif /* __BLK_SNAP_PARAMS_H */

@@ -71,8 +71,10 @@ static void snapshot_release(struct snapshot *snapshot)
 
 	/*
 	 * A write still waiting for a copy ends it at its next batch; its
-	 * difference area must stay until then.
+	 * difference area must stay until then. Copies waiting for storage
+	 * stop waiting: they fail, and the writers with them.
 	 */
+	diff_storage_stop_waiting(snapshot->diff_storage);
 	for (inx = 0; inx < snapshot->count; ++inx) {
 		if (snapshot->tracker_array[inx])
 			tracker_wait_for_writes(snapshot->tracker_array[inx]);

@@ -10,6 +10,7 @@
 #include "cbt_map.h"
 #include "diff_area.h"
 #include "diff_buffer.h"
+#include "diff_storage.h"
 
 /*
  * A tracked device keeps a reference to its block device: a disk unplugged
@@ -151,11 +152,22 @@ static int tracker_copy_on_write(struct tracker *tracker, sector_t sector,
 		sector_t len = min(end, round_down(sector, batch) + batch) - sector;
 
 		err = diff_area_copy(diff_area, sector, len, is_nowait);
-		if (likely(!err))
-			err = diff_area_wait(diff_area, sector, len, is_nowait);
-		if (err)
-			break;
-		sector += len;
+		if (unlikely(err == -EXFULL)) {
+			/* Out of storage: wait for more, copy the batch again. */
+			if (is_nowait) {
+				err = -EAGAIN;
+				break;
+			}
+			diff_storage_wait_for_space(diff_area->diff_storage);
+			err = 0;
+		} else {
+			if (likely(!err))
+				err = diff_area_wait(diff_area, sector, len,
+						     is_nowait);
+			if (err)
+				break;
+			sector += len;
+		}
 		if (sector >= end || !atomic_read(&tracker->snapshot_is_taken) ||
 		    diff_area_is_corrupted(diff_area))
 			break;
