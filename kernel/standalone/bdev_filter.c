@@ -180,8 +180,7 @@ static void notrace bf_submit_handler(unsigned long ip, unsigned long parent_ip,
 				      struct ftrace_regs *fregs)
 {
 	if (!within_module(parent_ip, THIS_MODULE))
-		ftrace_instruction_pointer_set(fregs,
-				(unsigned long)bf_submit_bio_noacct_nocheck);
+		ftrace_instruction_pointer_set(fregs, (unsigned long)bf_submit_bio_noacct_nocheck);
 }
 
 static void notrace bf_evict_handler(unsigned long ip, unsigned long parent_ip,
@@ -189,14 +188,19 @@ static void notrace bf_evict_handler(unsigned long ip, unsigned long parent_ip,
 				     struct ftrace_regs *fregs)
 {
 	if (!within_module(parent_ip, THIS_MODULE))
-		ftrace_instruction_pointer_set(fregs,
-				(unsigned long)bf_bdev_evict_inode);
+		ftrace_instruction_pointer_set(fregs, (unsigned long)bf_bdev_evict_inode);
 }
 
+/*
+ * PERMANENT, as livepatch: while a filter is attached, sysctl
+ * kernel.ftrace_enabled=0 is refused instead of silently unhooking the
+ * filters, and attaching fails while it is 0.
+ */
 #ifdef CONFIG_DYNAMIC_FTRACE_WITH_ARGS
-#define BF_OPS_FLAGS FTRACE_OPS_FL_IPMODIFY
+#define BF_OPS_FLAGS (FTRACE_OPS_FL_IPMODIFY | FTRACE_OPS_FL_PERMANENT)
 #else
-#define BF_OPS_FLAGS (FTRACE_OPS_FL_IPMODIFY | FTRACE_OPS_FL_SAVE_REGS)
+#define BF_OPS_FLAGS (FTRACE_OPS_FL_IPMODIFY | FTRACE_OPS_FL_PERMANENT | \
+		      FTRACE_OPS_FL_SAVE_REGS)
 #endif
 
 static struct ftrace_ops bf_submit_ops = {
@@ -214,10 +218,10 @@ static int bf_register(struct ftrace_ops *ops, const char *name)
 	int ret = register_ftrace_function(ops);
 
 	if (ret == -EBUSY)
-		pr_err("cannot hook %s(): another ftrace IPMODIFY user (a livepatch?) already modifies it\n",
+		pr_err("cannot hook %s(): another ftrace IPMODIFY user (a livepatch?) already modifies it, or sysctl kernel.ftrace_enabled is 0\n",
 		       name);
 	else if (ret)
-		pr_err("cannot hook %s(): ftrace error %d (is ftrace disabled? see /proc/sys/kernel/ftrace_enabled)\n",
+		pr_err("cannot hook %s(): ftrace error %d (ftrace disabled after an error?)\n",
 		       name, ret);
 	return ret;
 }
