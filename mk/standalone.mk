@@ -37,6 +37,8 @@ $(STOCK_BLKSNAP_KO) $(STOCK_FILTER_KO) &: $(STANDALONE_SRC) | standalone-deps
 		awk '/^kbuild-exit / { rc = $$2; next } /^Skipping BTF generation/ { next } \
 		{ print; fflush() } END { exit rc }'
 	@test -f $(STOCK_BLKSNAP_KO) && test -f $(STOCK_FILTER_KO)
+	@# kbuild relinks only what changed: mark both as built from these sources.
+	@touch $(STOCK_BLKSNAP_KO) $(STOCK_FILTER_KO)
 
 # Debian's modules in load order, dependencies first, each once.
 stock_kmod_files = $(shell for m in $(STOCK_KMODS); do \
