@@ -264,9 +264,14 @@ int bdev_filter_attach(struct block_device *bdev, struct bdev_filter *flt)
 		goto out;
 	}
 	if (!bf_count) {
-		ret = bf_hooks_register();
-		if (ret)
+		/*
+		 * The reason is in the kernel log; ftrace's -EBUSY would reach
+		 * user space as "device busy" (in another snapshot).
+		 */
+		if (bf_hooks_register()) {
+			ret = -EOPNOTSUPP;
 			goto out;
+		}
 	}
 	__module_get(THIS_MODULE);
 	hash_add_rcu(bf_table, &e->node, (unsigned long)bdev);

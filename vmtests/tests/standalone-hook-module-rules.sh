@@ -39,6 +39,8 @@ ftrace_on
 msg=$(dmesg | grep 'bdev_filter: cannot hook' | head -n 1)
 echo "$msg" | grep -q 'ftrace_enabled' || fail "no message naming ftrace_enabled: '$msg'"
 log "refused: $msg; blksnap-storage said: $(tail -n 1 /tmp/create.out)"
+grep -q 'another snapshot' /tmp/create.out &&
+	fail "the command blames another snapshot: $(tail -n 1 /tmp/create.out)"
 dmesg -c > /dev/null
 
 disk=vdf
