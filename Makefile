@@ -13,6 +13,7 @@ all: cli ## build the blksnap-storage command (the default)
 include mk/userland.mk
 -include mk/kernel.mk
 -include mk/vmtest.mk
+-include mk/standalone.mk
 -include mk/demo.mk
 -include mk/bench.mk
 

@@ -19,7 +19,10 @@ fi
 
 echo "blksnap: installing Debian packages: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-if ! apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null; then
-	apt-get update -q >/dev/null
-	apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+# Another apt may be running: wait for its lock (up to 10 minutes)
+# instead of failing with "Could not get lock".
+apt=(apt-get -o DPkg::Lock::Timeout=600)
+if ! "${apt[@]}" install -y -q --no-install-recommends "${missing[@]}" >/dev/null; then
+	"${apt[@]}" update -q >/dev/null
+	"${apt[@]}" install -y -q --no-install-recommends "${missing[@]}" >/dev/null
 fi

@@ -3,6 +3,9 @@
 # blksnap-storage, bsctl, the tests, and the host's mkfs/fsck/fio/dmsetup
 # binaries with the shared libraries they need.
 # usage: mkinitramfs.sh OUT.cpio.gz BLKSNAP_KO BLKSNAP_STORAGE BSCTL
+# env (for a stock kernel, see mk/standalone.mk): VM_KMODS, the kernel's
+# own modules in load order, which the guest init loads at boot;
+# VM_FILTER_KO, bdev_filter.ko, which load_module loads before blksnap.
 set -euo pipefail
 
 out=$1 ko=$2 cli=$3 bsctl=$4
@@ -16,6 +19,22 @@ cp /bin/busybox "$root/bin/busybox"
 cp "$here/guest/init" "$root/init"
 chmod +x "$root/init"
 cp "$ko" "$root/lib/modules/blksnap.ko"
+if [ -n "${VM_FILTER_KO:-}" ]; then
+	cp "$VM_FILTER_KO" "$root/lib/modules/bdev_filter.ko"
+fi
+if [ -n "${VM_KMODS:-}" ]; then
+	mkdir -p "$root/lib/modules/boot"
+	n=0
+	for m in $VM_KMODS; do
+		n=$((n + 1))
+		dst=$(printf '%02d-%s' $n "$(basename "$m" | sed 's/\.xz$//; s/\.zst$//')")
+		case "$m" in
+		*.xz) xz -dc "$m" > "$root/lib/modules/boot/$dst" ;;
+		*.zst) zstd -qdc "$m" > "$root/lib/modules/boot/$dst" ;;
+		*) cp "$m" "$root/lib/modules/boot/$dst" ;;
+		esac
+	done
+fi
 cp "$cli" "$root/usr/bin/blksnap-storage"
 cp "$bsctl" "$root/usr/bin/bsctl"
 cp "$here"/tests/*.sh "$root/tests/"

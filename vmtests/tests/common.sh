@@ -4,6 +4,10 @@
 
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 BLKSNAP_KO=/lib/modules/blksnap.ko
+# On a stock kernel blksnap needs bdev_filter.ko, which provides the
+# bdev_filter API (kernel/standalone/); load_module loads it first.
+BDEV_FILTER_KO=
+[ -f /lib/modules/bdev_filter.ko ] && BDEV_FILTER_KO=/lib/modules/bdev_filter.ko
 
 # busybox sh runs its own applets before anything on PATH: these must be
 # the real tools, which the initramfs carries in /usr/sbin.
@@ -61,6 +65,9 @@ bsok() {
 
 load_module() {
 	lsmod | grep -q '^blksnap' && return 0
+	if [ -n "$BDEV_FILTER_KO" ] && ! lsmod | grep -q '^bdev_filter'; then
+		run insmod "$BDEV_FILTER_KO"
+	fi
 	run insmod "$BLKSNAP_KO" "$@"
 	[ -c /dev/blksnap ] || fail "/dev/blksnap did not appear"
 }
