@@ -6,6 +6,7 @@
 #include <linux/capability.h>
 #include <linux/uaccess.h>
 #include <linux/slab.h>
+#include <linux/sched/mm.h>
 #include <linux/mm.h>
 #include <uapi/linux/blksnap.h>
 #include "ctrl.h"
@@ -241,6 +242,7 @@ static int ioctl_snapshot_append_storage(unsigned long arg)
 {
 	struct blk_snap_snapshot_append_storage karg;
 	struct blk_snap_block_range *ranges;
+	unsigned int noio_flag;
 	uuid_t id;
 	dev_t dev;
 	int ret;
@@ -251,14 +253,21 @@ static int ioctl_snapshot_append_storage(unsigned long arg)
 	if (ret)
 		return ret;
 
+	/*
+	 * Writers may be waiting for this storage: reclaim must not write
+	 * back to their devices from here (diff_storage_park()).
+	 */
+	noio_flag = memalloc_noio_save();
 	ranges = copy_array_from_user(karg.ranges, karg.count, sizeof(*ranges),
 				      BLK_SNAP_MAX_RANGES);
-	if (IS_ERR(ranges))
-		return PTR_ERR(ranges);
-
-	import_uuid(&id, karg.id.b);
-	ret = snapshot_append_storage(&id, dev, ranges, karg.count);
-	kvfree(ranges);
+	if (IS_ERR(ranges)) {
+		ret = PTR_ERR(ranges);
+	} else {
+		import_uuid(&id, karg.id.b);
+		ret = snapshot_append_storage(&id, dev, ranges, karg.count);
+		kvfree(ranges);
+	}
+	memalloc_noio_restore(noio_flag);
 	return ret;
 }
 

@@ -337,7 +337,6 @@ int diff_storage_append_block(struct diff_storage *diff_storage, dev_t dev_id,
 	sector_t added = 0;
 	unsigned int inx;
 	int ret;
-
 	unsigned int noio_flag;
 
 	pr_debug("Append %u blocks\n", range_count);
@@ -394,6 +393,7 @@ int diff_storage_append_block(struct diff_storage *diff_storage, dev_t dev_id,
 	/* Ask again next time the free space runs low. */
 	if (diff_storage->capacity - diff_storage->filled > diff_storage_minimum)
 		atomic_set(&diff_storage->low_space_flag, 0);
+	diff_storage->wait_resume = true;
 	spin_unlock(&diff_storage->lock);
 
 	mutex_unlock(&append_lock);
@@ -530,8 +530,9 @@ int diff_storage_park(struct diff_storage *diff_storage,
 	} else if (first_empty_storage_block(diff_storage)) {
 		ret = -EAGAIN;
 	} else {
-		if (!diff_storage->wait_deadline) {
-			diff_storage->wait_deadline = (jiffies + delay) | 1;
+		if (!diff_storage->waiting) {
+			diff_storage->wait_deadline = jiffies + delay;
+			WRITE_ONCE(diff_storage->waiting, true);
 			first = true;
 		}
 		list_add_tail(chunk_link, &diff_storage->waiting_chunks);
@@ -539,9 +540,19 @@ int diff_storage_park(struct diff_storage *diff_storage,
 	spin_unlock(&diff_storage->lock);
 
 	if (first) {
-		pr_warn("The difference storage is full: copy-on-write waits up to %d s for more\n",
-			diff_storage_wait_seconds);
-		mod_delayed_work(system_wq, &diff_storage->wait_work, delay);
+		pr_warn_ratelimited("The difference storage is full: copy-on-write waits up to %d s for more\n",
+				    diff_storage_wait_seconds);
+		/*
+		 * Ask for storage now, even if a request is outstanding: the
+		 * last append may have left the free space below the
+		 * threshold, which raises no new event.
+		 */
+		atomic_set(&diff_storage->low_space_flag, 1);
+		if (diff_storage_event_low(diff_storage,
+					   GFP_NOWAIT | __GFP_NOWARN))
+			atomic_set(&diff_storage->low_space_flag, 0);
+		/* Does not delay a run an append has queued already. */
+		queue_delayed_work(system_wq, &diff_storage->wait_work, delay);
 	}
 	return ret;
 }
@@ -549,7 +560,7 @@ int diff_storage_park(struct diff_storage *diff_storage,
 /* Is copy-on-write waiting for storage? */
 bool diff_storage_is_waiting(struct diff_storage *diff_storage)
 {
-	return READ_ONCE(diff_storage->wait_deadline) != 0;
+	return READ_ONCE(diff_storage->waiting);
 }
 
 /* Wait, not interruptible (as copies are), until the wait ends. */
@@ -559,6 +570,11 @@ void diff_storage_wait_for_space(struct diff_storage *diff_storage)
 		   !diff_storage_is_waiting(diff_storage));
 }
 
+/*
+ * Resumes every waiting chunk when storage was appended (those that find
+ * none again wait again, with a new deadline) or when the snapshot goes
+ * away, and fails them at the deadline.
+ */
 static void diff_storage_wait_work(struct work_struct *work)
 {
 	struct diff_storage *diff_storage =
@@ -568,19 +584,20 @@ static void diff_storage_wait_work(struct work_struct *work)
 	LIST_HEAD(parked);
 
 	spin_lock(&diff_storage->lock);
-	if (!first_empty_storage_block(diff_storage) &&
-	    !diff_storage->wait_stopped && diff_storage->wait_deadline &&
-	    time_before(jiffies, diff_storage->wait_deadline)) {
-		/* An early run with nothing appended: wait on. */
-		spin_unlock(&diff_storage->lock);
-		return;
-	}
-	if (!first_empty_storage_block(diff_storage) &&
-	    !diff_storage->wait_stopped && diff_storage->wait_deadline) {
+	if (!diff_storage->wait_resume && !diff_storage->wait_stopped &&
+	    diff_storage->waiting) {
+		if (time_before(jiffies, diff_storage->wait_deadline)) {
+			/* Early: wait on until the deadline. */
+			queue_delayed_work(system_wq, &diff_storage->wait_work,
+					   diff_storage->wait_deadline - jiffies);
+			spin_unlock(&diff_storage->lock);
+			return;
+		}
 		atomic_inc(&diff_storage->overflow_flag);
 		timed_out = true;
 	}
-	WRITE_ONCE(diff_storage->wait_deadline, 0);
+	diff_storage->wait_resume = false;
+	WRITE_ONCE(diff_storage->waiting, false);
 	list_splice_init(&diff_storage->waiting_chunks, &parked);
 	spin_unlock(&diff_storage->lock);
 

@@ -47,9 +47,14 @@ struct diff_region;
  * @waiting_chunks:
  *	Chunks whose data is read and that wait for storage to be appended,
  *	linked by their cache_link (under @lock).
+ * @waiting:
+ *	The storage is out of space and copy-on-write waits for more, until
+ *	@wait_deadline (jiffies) (under @lock; read without it by writers).
  * @wait_deadline:
- *	While the storage is out of space and copy-on-write waits for more:
- *	when it stops waiting (jiffies); 0 otherwise (under @lock).
+ *	See @waiting.
+ * @wait_resume:
+ *	Storage was appended: the wait work resumes every waiting chunk
+ *	(under @lock).
  * @wait_stopped:
  *	Set when the snapshot goes away: nothing waits any more.
  * @space_wq:
@@ -83,7 +88,9 @@ struct diff_storage {
 	struct event_queue event_queue;
 
 	struct list_head waiting_chunks;
+	bool waiting;
 	unsigned long wait_deadline;
+	bool wait_resume;
 	bool wait_stopped;
 	wait_queue_head_t space_wq;
 	struct delayed_work wait_work;

@@ -21,6 +21,13 @@ static void snapshot_release(struct snapshot *snapshot)
 
 	pr_info("Release snapshot %pUb\n", &snapshot->id);
 
+	/*
+	 * First of all: copies waiting for storage fail now, and the writers
+	 * with them, so that neither the images' workers nor the freeze
+	 * below wait for storage that nobody will append.
+	 */
+	diff_storage_stop_waiting(snapshot->diff_storage);
+
 	/* Destroy all snapshot images. */
 	for (inx = 0; inx < snapshot->count; ++inx) {
 		struct snapimage *snapimage = snapshot->snapimage_array[inx];
@@ -71,10 +78,8 @@ static void snapshot_release(struct snapshot *snapshot)
 
 	/*
 	 * A write still waiting for a copy ends it at its next batch; its
-	 * difference area must stay until then. Copies waiting for storage
-	 * stop waiting: they fail, and the writers with them.
+	 * difference area must stay until then.
 	 */
-	diff_storage_stop_waiting(snapshot->diff_storage);
 	for (inx = 0; inx < snapshot->count; ++inx) {
 		if (snapshot->tracker_array[inx])
 			tracker_wait_for_writes(snapshot->tracker_array[inx]);

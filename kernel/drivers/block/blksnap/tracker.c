@@ -42,12 +42,10 @@ static void tracked_device_free(struct tracked_device *tr_dev)
 }
 
 /*
- * Read side: held by the filter while it marks the CBT, decides whether to
- * copy and starts a batch of copies, but not while it waits for them, so
- * that a take or destroy waits for no device's copy I/O (at most for a
- * chunk lock a starting copy is queued behind). Write side: take and
- * destroy, so that the trackers switch with no write between its CBT mark
- * and its copy decision. Lock order of the whole driver:
+ * Read side: held by the filter while it marks the CBT and decides whether
+ * to copy, not while it copies, so that a take never waits for a copy.
+ * Write side: take and destroy, so that the trackers switch with no write
+ * between its CBT mark and its copy decision. Lock order of the whole driver:
  * Documentation/block/blksnap.rst, "Locking"; this lock is taken inside
  * freeze_bdev() and outside every chunk's lock.
  */
