@@ -28,13 +28,17 @@ done
 # At least one writer must be waiting (D) for its copy when it is killed;
 # polled, since a loaded host may start them late.
 count_waiting() {
+	local line
 	waiting=0
 	for p in $pids; do
-		[ "$(awk '{ print $3 }' /proc/$p/stat 2>/dev/null)" = D ] && waiting=$((waiting + 1))
+		# No process per check: the debug kernel starts them slowly.
+		read -r line < /proc/$p/stat 2>/dev/null || continue
+		set -- $line
+		[ "$3" = D ] && waiting=$((waiting + 1))
 	done
 	[ $waiting -gt 0 ]
 }
-wait_for 5 count_waiting
+wait_for $((5 * ${TSCALE:-1})) count_waiting
 kill -9 $pids 2>/dev/null
 for p in $pids; do wait "$p" 2>/dev/null; done
 note "$waiting of 8 writers were waiting for their copy when killed"
