@@ -385,6 +385,18 @@ struct sf_file;
 int sf_open(const char *path, bool create, struct sf_file **out);
 
 /**
+ * sf_openat() - sf_open() of @name relative to the directory @dirfd (an
+ * O_PATH descriptor is fine; AT_FDCWD for the working directory).
+ * @created: out, true if this call created the file (may be NULL).
+ *
+ * The file is opened O_NONBLOCK, so a FIFO in its place fails with
+ * -EINVAL instead of blocking.  A file it created and had to remove again
+ * is removed through @dirfd.
+ */
+int sf_openat(int dirfd, const char *name, bool create, bool *created,
+	      struct sf_file **out);
+
+/**
  * sf_close() - release the lock and free the handle.  Does NOT unpin: the
  * kernel may still be using the storage after the helper exits.  NULL ok.
  */
