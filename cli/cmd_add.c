@@ -76,6 +76,10 @@ int cmd_add(int argc, char **argv)
 		return EXIT_USAGE;
 	if (!parse_size_arg("SIZE", argv[optind + 1], &bytes))
 		return EXIT_USAGE;
+	if (storage_check_path(argv[optind], why)) {
+		report(argv[optind], "%s", why);
+		return EXIT_RUNTIME;
+	}
 
 	ctl = open_ctl();
 	if (ctl < 0)

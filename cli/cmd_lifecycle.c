@@ -171,31 +171,36 @@ static const char destroy_help[] =
 /* Unpin and forget the snapshot's files; says which ones remain. */
 static int release_files(const struct blk_snap_uuid *id)
 {
-	char why[WHY_LEN], **files;
+	struct state_file *files;
+	char why[WHY_LEN];
 	size_t count;
 	int ret = state_files(id, &files, &count), status = EXIT_OK;
 
 	if (ret)
-		return fail(state_dir(), ret);
+		return state_report(ret);
 	for (size_t i = 0; i < count; i++) {
-		if (storage_release_path(files[i], why)) {
-			report(files[i], "cannot unpin: %s", why);
+		ret = storage_release_path(&files[i], why);
+		if (ret == -ENOENT) {
+			printf("%s: not found (%s), forgotten\n", files[i].path,
+			       why);
+		} else if (ret) {
+			report(files[i].path, "cannot unpin: %s", why);
 			status = EXIT_RUNTIME;
 		} else {
 			printf("%s: unpinned, not deleted (remove it when no "
-			       "longer needed)\n", files[i]);
+			       "longer needed)\n", files[i].path);
 		}
 	}
 	state_free_files(files, count);
 	/* Keep the record of files still pinned: 'destroy' again retries. */
 	if (status == EXIT_OK && (ret = state_forget(id)))
-		status = fail(state_dir(), ret);
+		status = state_report(ret);
 	return status;
 }
 
 int cmd_destroy(int argc, char **argv)
 {
-	char **files;
+	struct state_file *files;
 	struct blk_snap_uuid id;
 	size_t count = 0;
 	int ret, ctl;
@@ -205,6 +210,11 @@ int cmd_destroy(int argc, char **argv)
 		ret = one_id(argc, argv, &id);
 	if (ret >= 0)
 		return ret;
+	/* Records that cannot be trusted: say so before destroying anything. */
+	ret = state_files(&id, &files, &count);
+	if (ret)
+		return state_report(ret);
+	state_free_files(files, count);
 	ctl = open_ctl();
 	if (ctl < 0)
 		return EXIT_RUNTIME;
@@ -352,7 +362,8 @@ static const char list_help[] =
 
 static void list_one(struct json *j, int ctl, const struct blk_snap_uuid *id)
 {
-	char text[BSC_UUID_LEN + 1], **files = NULL;
+	char text[BSC_UUID_LEN + 1];
+	struct state_file *files = NULL;
 	struct blk_snap_image_info *img = NULL;
 	unsigned int count = 0;
 	size_t nfiles = 0;
@@ -368,13 +379,13 @@ static void list_one(struct json *j, int ctl, const struct blk_snap_uuid *id)
 		json_images(j, img, count);
 		json_array_begin(j, "storage");
 		for (size_t i = 0; i < nfiles; i++)
-			json_string(j, NULL, files[i]);
+			json_string(j, NULL, files[i].path);
 		json_array_end(j);
 		json_object_end(j);
 	} else {
 		printf("%s\t%s\t", text, taken ? "taken" : "created");
 		for (size_t i = 0; i < nfiles; i++)
-			printf("%s%s", i ? "," : "", files[i]);
+			printf("%s%s", i ? "," : "", files[i].path);
 		printf("%s\n", nfiles ? "" : "-");
 	}
 	state_free_files(files, nfiles);

@@ -265,6 +265,10 @@ static int prepare(struct run *r, dev_t *devs)
 
 	if (!resolve_devices(r->devices, r->ndevices, devs))
 		return EXIT_RUNTIME;
+	if (storage_check_path(r->storage_path, why)) {
+		report(r->storage_path, "%s", why);
+		return EXIT_RUNTIME;
+	}
 	r->ctl = open_ctl();
 	if (r->ctl < 0)
 		return EXIT_RUNTIME;
@@ -313,7 +317,8 @@ static int teardown(struct run *r)
 			report(r->s.path, "cannot unpin: %s", why);
 			status = EXIT_RUNTIME;
 		} else if (r->s.created && !r->keep) {
-			unlink(r->s.path);
+			/* By inode, through the checked directory. */
+			storage_remove(&r->s);
 		}
 	}
 	if (r->created && status == EXIT_OK)

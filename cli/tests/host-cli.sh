@@ -142,7 +142,7 @@ else
 	check_nomod "add --snapshot" add add --snapshot $id "$WORK/new2.diff" 16M
 	[[ ! -e $WORK/new2.diff ]] && pass "no module: add --snapshot leaves no file" ||
 		fail "no module: add --snapshot leaves no file" "file exists"
-	: >"$WORK/empty.diff"
+	(umask 077 && : >"$WORK/empty.diff")	# mode 0600: a storage file may give others no access
 	check_nomod "add on an existing empty file" add add "$WORK/empty.diff" 16M
 	[[ -f $WORK/empty.diff && ! -s $WORK/empty.diff ]] &&
 		pass "no module: existing file untouched" ||
