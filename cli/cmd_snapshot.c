@@ -316,9 +316,13 @@ static int teardown(struct run *r)
 		if (storage_release(&r->s, why)) {
 			report(r->s.path, "cannot unpin: %s", why);
 			status = EXIT_RUNTIME;
-		} else if (r->s.created && !r->keep) {
-			/* By inode, through the checked directory. */
-			storage_remove(&r->s);
+		} else if (r->s.created && !r->keep &&
+			   (ret = storage_remove(&r->s))) {
+			/* By inode, through the checked directory: not another file. */
+			report(r->s.path, "not deleted: %s", ret == -ESTALE ?
+			       "the name now leads to another file, left as it "
+			       "is; delete the one this command created yourself" :
+			       strerror(-ret));
 		}
 	}
 	if (r->created && status == EXIT_OK)
