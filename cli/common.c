@@ -183,6 +183,42 @@ bool wants_help(int argc, char **argv)
 	return false;
 }
 
+/*
+ * What getopt_long() found wrong with the long option @arg: an argument
+ * to an option that takes none, an ambiguous abbreviation, or an unknown
+ * name (getopt's own optopt does not tell these apart).
+ */
+static void long_option_error(const char *arg, const struct option *longopts)
+{
+	const char *name = arg + 2, *eq = strchr(name, '=');
+	size_t len = eq ? (size_t)(eq - name) : strlen(name);
+	const struct option *match = NULL;
+	char list[256] = "";
+	int matches = 0;
+
+	for (const struct option *o = longopts; o && o->name; o++) {
+		if (strncmp(o->name, name, len))
+			continue;
+		if (strlen(o->name) == len) {	/* exact: no abbreviation */
+			match = o;
+			matches = 1;
+			break;
+		}
+		match = o;
+		matches++;
+		snprintf(list + strlen(list), sizeof(list) - strlen(list),
+			 " '--%s'", o->name);
+	}
+	if (matches > 1)
+		usage_error("option '--%.*s' is ambiguous; possibilities:%s",
+			    (int)len, name, list);
+	else if (matches == 1 && eq && match->has_arg == no_argument)
+		usage_error("option '--%s' doesn't allow an argument",
+			    match->name);
+	else
+		usage_error("unrecognized option '--%.*s'", (int)len, name);
+}
+
 int next_option(int argc, char **argv, const char *shortopts,
 		const struct option *longopts)
 {
@@ -190,12 +226,11 @@ int next_option(int argc, char **argv, const char *shortopts,
 
 	opterr = 0;
 	c = getopt_long(argc, argv, shortopts, longopts, NULL);
-	if (c == '?') {
-		if (optopt && optopt != '?')
-			usage_error("invalid option -- '%c'", optopt);
-		else
-			usage_error("unrecognized option '%s'", argv[optind - 1]);
-	} else if (c == ':') {
+	if (c == '?' && optind > 0 && !strncmp(argv[optind - 1], "--", 2))
+		long_option_error(argv[optind - 1], longopts);
+	else if (c == '?')
+		usage_error("invalid option -- '%c'", optopt);
+	else if (c == ':') {
 		usage_error("option '%s' requires an argument",
 			    argv[optind - 1]);
 		c = '?';

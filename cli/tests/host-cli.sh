@@ -78,6 +78,11 @@ run add --snapshot nope f 1G; expect "usage: add bad snapshot id" 2 "invalid sna
 run take 1234;       expect "usage: take bad id" 2 "invalid snapshot id"
 run watch --step x f; expect "usage: watch bad step" 2 "--step: invalid size"
 run cbt;             expect "usage: cbt without subcommand" 2 "subcommand expected"
+# Issue 13 item 8; on 2cf2299 these said "invalid option -- '\x02'",
+# "invalid option -- 'h'" and "unrecognized option '--s'".
+run watch --json=1 f; expect "usage: argument to a flag" 2 "^blksnap-storage: watch: option '--json' doesn't allow an argument$"
+run add --help=x;    expect "usage: argument to --help" 2 "^blksnap-storage: add: option '--help' doesn't allow an argument$"
+run watch --s x f;   expect "usage: ambiguous option" 2 "^blksnap-storage: watch: option '--s' is ambiguous; possibilities: '--snapshot' '--step'$"
 run cbt frob;        expect "usage: cbt unknown subcommand" 2 "unknown subcommand 'frob'"
 run cbt mark-dirty /dev/null 5; expect "usage: cbt bad range" 2 "invalid range '5'"
 run cbt mark-dirty /dev/null 5:0; expect "usage: cbt zero-length range" 2 "invalid range '5:0'"
@@ -227,6 +232,11 @@ else
 	skip "no writable tmpfs at /dev/shm" "ranges: tmpfs refused"
 fi
 run ranges "$WORK/missing"; expect "ranges: missing file" 1 "missing: No such file or directory"
+# Issue 13 item 8: on 2cf2299 'ranges' hung in open() on a FIFO.
+mkfifo "$WORK/fifo"
+rc=0; timeout 10 "$BIN" ranges "$WORK/fifo" >"$WORK/out" 2>"$WORK/err" </dev/null || rc=$?
+err=$(cat "$WORK/err")
+expect "ranges: FIFO refused, no hang" 1 "fifo: not a regular file$"
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [[ $failed -eq 0 ]]
