@@ -84,9 +84,10 @@ int cmd_add(int argc, char **argv)
 	ctl = open_ctl();
 	if (ctl < 0)
 		return EXIT_RUNTIME;
-	if (!pick_snapshot(ctl, snapshot ? &given : NULL, &id)) {
+	ret = pick_snapshot(ctl, snapshot ? &given : NULL, &id);
+	if (ret) {
 		close(ctl);
-		return EXIT_RUNTIME;
+		return ret;
 	}
 	ret = storage_open(&s, ctl, &id, argv[optind], why);
 	if (!ret) {

@@ -439,7 +439,8 @@ static const char version_help[] =
 	"Print the tool's and the loaded blksnap module's versions:\n"
 	"  blksnap-storage 1.0\n"
 	"  blksnap module MAJOR.MINOR.REVISION.BUILD\n"
-	"(Use 'blksnap-storage --version' for the tool alone.)\n"
+	"(Use 'blksnap-storage --version' for the tool alone.)  Without the\n"
+	"module the first line is still printed, then the error (exit 1).\n"
 	"\n"
 	"Options:\n"
 	"     --json  one JSON object (see blksnap-storage(8))\n"
@@ -458,6 +459,10 @@ int cmd_version(int argc, char **argv)
 		return ret;
 	if (argc > optind)
 		return usage_error("too many arguments");
+	/* The tool's own version needs no module. */
+	if (!json)
+		printf("%s %s\n", PROGRAM_NAME, CLI_VERSION);
+	fflush(stdout);
 	ctl = open_ctl();
 	if (ctl < 0)
 		return EXIT_RUNTIME;
@@ -468,8 +473,7 @@ int cmd_version(int argc, char **argv)
 	snprintf(text, sizeof(text), "%u.%u.%u.%u", v.major, v.minor,
 		 v.revision, v.build);
 	if (!json) {
-		printf("%s %s\nblksnap module %s\n", PROGRAM_NAME, CLI_VERSION,
-		       text);
+		printf("blksnap module %s\n", text);
 		return EXIT_OK;
 	}
 	json_start(&j, stdout);

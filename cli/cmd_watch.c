@@ -114,9 +114,10 @@ int cmd_watch(int argc, char **argv)
 	ctl = open_ctl();
 	if (ctl < 0)
 		return EXIT_RUNTIME;
-	if (!pick_snapshot(ctl, snapshot ? &given : NULL, &id)) {
+	ret = pick_snapshot(ctl, snapshot ? &given : NULL, &id);
+	if (ret) {
 		close(ctl);
-		return EXIT_RUNTIME;
+		return ret;
 	}
 	if (storage_open(&s, ctl, &id, argv[optind], why)) {
 		report(argv[optind], "%s", why);

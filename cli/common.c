@@ -126,8 +126,8 @@ static void report_several(const struct blk_snap_uuid *ids, unsigned int count)
 	char *list = malloc(len), *p = list;
 
 	if (!list) {
-		report(NULL, "%u snapshots exist, choose one with --snapshot",
-		       count);
+		usage_error("%u snapshots exist, choose one with --snapshot",
+			    count);
 		return;
 	}
 	for (unsigned int i = 0; i < count; i++) {
@@ -135,41 +135,42 @@ static void report_several(const struct blk_snap_uuid *ids, unsigned int count)
 		bsc_uuid_format(&ids[i], p);
 		p += BSC_UUID_LEN;
 	}
-	report(NULL, "%u snapshots exist, choose one with --snapshot:%s",
-	       count, list);
+	usage_error("%u snapshots exist, choose one with --snapshot:%s",
+		    count, list);
 	free(list);
 }
 
-bool pick_snapshot(int ctl, const struct blk_snap_uuid *given,
-		   struct blk_snap_uuid *id)
+int pick_snapshot(int ctl, const struct blk_snap_uuid *given,
+		  struct blk_snap_uuid *id)
 {
 	char text[BSC_UUID_LEN + 1];
 	struct blk_snap_uuid *ids;
 	unsigned int count;
-	bool ok = false;
 	int ret;
 
 	ret = bsc_snapshot_collect(ctl, &ids, &count);
-	if (ret) {
-		fail("cannot list snapshots", ret);
-		return false;
-	}
+	if (ret)
+		return fail("cannot list snapshots", ret);
+	ret = EXIT_RUNTIME;
 	if (given) {
 		*id = *given;
-		ok = id_listed(id, ids, count);
+		if (id_listed(id, ids, count))
+			ret = EXIT_OK;
 		bsc_uuid_format(given, text);
-		if (!ok)
+		if (ret)
 			report(text, "no such snapshot");
 	} else if (count == 0) {
 		report(NULL, "no snapshot exists (create one first)");
 	} else if (count > 1) {
+		/* The command line lacks what only its caller can give. */
 		report_several(ids, count);
+		ret = EXIT_USAGE;
 	} else {
 		*id = ids[0];
-		ok = true;
+		ret = EXIT_OK;
 	}
 	free(ids);
-	return ok;
+	return ret;
 }
 
 bool wants_help(int argc, char **argv)
