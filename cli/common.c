@@ -17,16 +17,30 @@ const char *cmd_name = "";
 
 void write_line(int fd, const char *prefix, const char *fmt, va_list ap)
 {
-	char line[1024];
+	char line[1024], out[1024 * 4 + 2];
+	size_t n = 0;
 	int len;
 
 	len = snprintf(line, sizeof(line), "%s", prefix);
 	if (len < 0 || len >= (int)sizeof(line) - 1)
 		len = 0;
 	vsnprintf(line + len, sizeof(line) - len - 1, fmt, ap);
-	len = strlen(line);
-	line[len++] = '\n';
-	if (write(fd, line, len) < 0)
+	/*
+	 * One line, whatever a path holds: control characters (a newline in
+	 * a file name, escape sequences) are written as C escapes.
+	 */
+	for (const unsigned char *p = (const unsigned char *)line; *p; p++) {
+		if (*p == '\n')
+			n += sprintf(out + n, "\\n");
+		else if (*p == '\t')
+			n += sprintf(out + n, "\\t");
+		else if (*p < 0x20 || *p == 0x7f)
+			n += sprintf(out + n, "\\x%02x", *p);
+		else
+			out[n++] = (char)*p;
+	}
+	out[n++] = '\n';
+	if (write(fd, out, n) < 0)
 		return;	/* nowhere left to say it */
 }
 

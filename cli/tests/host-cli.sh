@@ -236,6 +236,20 @@ else
 	skip "no writable tmpfs at /dev/shm" "ranges: tmpfs refused"
 fi
 run ranges "$WORK/missing"; expect "ranges: missing file" 1 "missing: No such file or directory"
+# Issue 13 item 9: on 2cf2299 a newline in a path split the message in two.
+run ranges "$WORK/a
+b"
+if [[ $rc -eq 1 ]] && one_line_stderr && grep -q 'a\\nb: No such file or directory$' "$WORK/err"; then
+	pass "message: newline in a path stays one line"
+else
+	fail "message: newline in a path stays one line" "rc=$rc stderr=$err"
+fi
+run ranges "$WORK/esc$(printf '\033')[31mred"
+if [[ $rc -eq 1 ]] && grep -q 'esc\\x1b\[31mred' "$WORK/err"; then
+	pass "message: escape sequence in a path is escaped"
+else
+	fail "message: escape sequence in a path is escaped" "stderr=$(cat -v "$WORK/err")"
+fi
 # Issue 13 item 8: on 2cf2299 'ranges' hung in open() on a FIFO.
 mkfifo "$WORK/fifo"
 rc=0; timeout 10 "$BIN" ranges "$WORK/fifo" >"$WORK/out" 2>"$WORK/err" </dev/null || rc=$?
