@@ -51,9 +51,10 @@
 
 /**
  * sf_parse_size() - parse a human size such as "4G", "512M", "4096", "4k".
- * @s:     the text; binary units K, M, G, T, P (either case), optionally
- *         followed by "B" or "iB" ("4GiB", "4GB" are 4 GiB); a bare number or
- *         a bare "B" suffix means bytes.  No spaces, no sign, no fractions.
+ * @s:     the text; units K, M, G, T, P (either case) are binary, also
+ *         followed by "iB" ("4G", "4GiB": 4 GiB), and decimal when followed
+ *         by a bare "B" ("4GB": 4,000,000,000 bytes), as util-linux's
+ *         fallocate(1); a bare number or a bare "B" suffix means bytes.  No spaces, no sign, no fractions.
  * @bytes: out, the size in bytes.
  *
  * Return: 0; -EINVAL for NULL/empty text, a sign, junk or an unknown suffix,
