@@ -173,6 +173,7 @@ static int release_files(const struct blk_snap_uuid *id)
 {
 	struct state_file *files;
 	char why[WHY_LEN];
+	bool missing = false;
 	size_t count;
 	int ret = state_files(id, &files, &count), status = EXIT_OK;
 
@@ -181,8 +182,19 @@ static int release_files(const struct blk_snap_uuid *id)
 	for (size_t i = 0; i < count; i++) {
 		ret = storage_release_path(&files[i], why);
 		if (ret == -ENOENT) {
-			printf("%s: not found (%s), forgotten\n", files[i].path,
-			       why);
+			/*
+			 * Nothing to unpin here, and another destroy would
+			 * not find it either: forget it, but say where the
+			 * file, still immutable if it was moved, can be found
+			 * (issue 13 item 6: this said "unpinned").
+			 */
+			report(files[i].path, "not found at its recorded path, "
+			       "record forgotten; if it was moved it is still "
+			       "immutable: 'find MOUNTPOINT -xdev -inum %llu' on "
+			       "device %u:%u finds it, 'chattr -i' frees it",
+			       (unsigned long long)files[i].ino,
+			       major(files[i].dev), minor(files[i].dev));
+			missing = true;
 		} else if (ret) {
 			report(files[i].path, "cannot unpin: %s", why);
 			status = EXIT_RUNTIME;
@@ -195,7 +207,7 @@ static int release_files(const struct blk_snap_uuid *id)
 	/* Keep the record of files still pinned: 'destroy' again retries. */
 	if (status == EXIT_OK && (ret = state_forget(id)))
 		status = state_report(ret);
-	return status;
+	return missing && status == EXIT_OK ? EXIT_RUNTIME : status;
 }
 
 int cmd_destroy(int argc, char **argv)

@@ -12,6 +12,8 @@
 #     to it, never a file put in its place.
 #  3. A /run/blksnap that is a symbolic link to uid 1000's directory is
 #     refused; a FIFO as a record file is an error, not a hang.
+#  4. (item 6) destroy of a file whose directory was renamed does not
+#     say "unpinned": one line names its inode, exit 1.
 # On 2cf2299 this failed at the first step: add adopted the 0666 file of
 # uid 1000 (and destroy unpinned the other file through the swapped
 # directory; snapshot's cleanup deleted the file put in its place).
@@ -113,6 +115,22 @@ refused "FIFO record" "/run/blksnap/$id/files: not a regular file" \
 rm "/run/blksnap/$id/files" && mv /tmp/files.saved "/run/blksnap/$id/files"
 run blksnap-storage destroy "$id" > /dev/null
 immutable /mnt/st/safe/s.diff && fail "s.diff still pinned after destroy"
+no_snapshots
+log "4. a record whose file moved (issue 13 item 6)"
+id=$(blksnap-storage create /mnt/o) || fail "create failed"
+run blksnap-storage add --snapshot "$id" /mnt/st/safe/m.diff 16M > /dev/null
+ino=$(stat -c %i /mnt/st/safe/m.diff)
+mv /mnt/st/safe /mnt/st/safe.moved
+# On 2cf2299: "/mnt/st/safe/m.diff: unpinned, not deleted", exit 0.
+blksnap-storage destroy "$id" > /tmp/out 2> /tmp/err
+rc=$?
+[ $rc = 1 ] || fail "destroy of a moved file exited $rc: $(cat /tmp/out /tmp/err | tr '\n' ' ')"
+grep -q unpinned /tmp/out && fail "destroy said a moved file was unpinned: $(cat /tmp/out)"
+[ "$(wc -l < /tmp/err)" = 1 ] && grep -q "^blksnap-storage: destroy: /mnt/st/safe/m.diff: not found at its recorded path.*-inum $ino" /tmp/err ||
+	fail "destroy of a moved file: $(tr '\n' '|' < /tmp/err)"
+immutable /mnt/st/safe.moved/m.diff || fail "the moved file is not pinned any more?"
+chattr -i /mnt/st/safe.moved/m.diff
+[ -z "$(blksnap-storage list)" ] || fail "records left: $(blksnap-storage list)"
 no_snapshots
 run umount /mnt/o
 run umount /mnt/st
