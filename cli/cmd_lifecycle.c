@@ -367,10 +367,33 @@ static const char list_help[] =
 	"\n"
 	"List the snapshots, one per line, tab-separated:\n"
 	"  ID  taken|created  storage files (comma-separated, or -)\n"
+	"Backslash, tab, comma and control characters in a path are written\n"
+	"as \\\\, \\t and \\xNN.\n"
 	"\n"
 	"Options:\n"
 	"     --json  one JSON object (see blksnap-storage(8))\n"
 	" -h, --help  display this help\n";
+
+/*
+ * A path in the tab-separated, comma-joined text list: backslash, tab,
+ * comma and control characters as C escapes (\\, \t, \x2c, \xNN), so
+ * that a script can split the line and read every path back.
+ */
+static void put_list_path(const char *path)
+{
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		if (*p == '\\')
+			fputs("\\\\", stdout);
+		else if (*p == '\t')
+			fputs("\\t", stdout);
+		else if (*p == '\n')
+			fputs("\\n", stdout);
+		else if (*p == ',' || *p < 0x20 || *p == 0x7f)
+			printf("\\x%02x", *p);
+		else
+			putchar(*p);
+	}
+}
 
 static void list_one(struct json *j, int ctl, const struct blk_snap_uuid *id)
 {
@@ -396,8 +419,10 @@ static void list_one(struct json *j, int ctl, const struct blk_snap_uuid *id)
 		json_object_end(j);
 	} else {
 		printf("%s\t%s\t", text, taken ? "taken" : "created");
-		for (size_t i = 0; i < nfiles; i++)
-			printf("%s%s", i ? "," : "", files[i].path);
+		for (size_t i = 0; i < nfiles; i++) {
+			fputs(i ? "," : "", stdout);
+			put_list_path(files[i].path);
+		}
 		printf("%s\n", nfiles ? "" : "-");
 	}
 	state_free_files(files, nfiles);

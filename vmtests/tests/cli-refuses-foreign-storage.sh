@@ -14,6 +14,8 @@
 #     refused; a FIFO as a record file is an error, not a hang.
 #  4. (item 6) destroy of a file whose directory was renamed does not
 #     say "unpinned": one line names its inode, exit 1.
+#  5. (item 9) 'list' escapes a comma, tab, ESC in a path; 'list --json'
+#     is valid UTF-8 with a 0xff byte in a path (\udcff).
 # On 2cf2299 this failed at the first step: add adopted the 0666 file of
 # uid 1000 (and destroy unpinned the other file through the swapped
 # directory; snapshot's cleanup deleted the file put in its place).
@@ -131,6 +133,21 @@ grep -q unpinned /tmp/out && fail "destroy said a moved file was unpinned: $(cat
 immutable /mnt/st/safe.moved/m.diff || fail "the moved file is not pinned any more?"
 chattr -i /mnt/st/safe.moved/m.diff
 [ -z "$(blksnap-storage list)" ] || fail "records left: $(blksnap-storage list)"
+no_snapshots
+log "5. list output a script can trust (issue 13 item 9)"
+id=$(blksnap-storage create /mnt/o) || fail "create failed"
+weird=$(printf '/mnt/st/safe.moved/a,b\tc\033d\377e')
+run blksnap-storage add --snapshot "$id" "$weird" 16M > /dev/null
+# On 2cf2299 the raw comma, tab, ESC and 0xff byte were printed as they are.
+blksnap-storage list > /tmp/out || fail "list failed"
+[ "$(cut -f3 /tmp/out)" = "$(printf '/mnt/st/safe.moved/a\\x2cb\\tc\\x1bd\377e')" ] ||
+	fail "text list: $(cat -v /tmp/out)"
+blksnap-storage list --json > /tmp/out || fail "list --json failed"
+grep -q '"storage":\["/mnt/st/safe.moved/a,b\\tc\\u001bd\\udcffe"\]' /tmp/out ||
+	fail "list --json: $(cat -v /tmp/out)"
+LC_ALL=C grep -q "$(printf '\377')" /tmp/out && fail "list --json printed a raw 0xff byte"
+run blksnap-storage destroy "$id" > /dev/null
+rm "$weird"
 no_snapshots
 run umount /mnt/o
 run umount /mnt/st
