@@ -91,6 +91,8 @@ refused "add: ancestor writable by other users" add \
 
 : >"$WORK/safe/foreign" && chown 1000:1000 "$WORK/safe/foreign" && chmod 666 "$WORK/safe/foreign"
 refused "add: file of another user" add "owned by uid 1000" add "$WORK/safe/foreign" 1M
+# Passed on 2cf2299 too (without the module nothing touched it); the VM
+# test cli-refuses-foreign-storage shows the change with the module.
 [[ $(stat -c '%u %a %s' "$WORK/safe/foreign") == "1000 666 0" ]] &&
 	! lsattr "$WORK/safe/foreign" 2>/dev/null | cut -c1-20 | grep -q i &&
 	pass "add: foreign file left untouched" ||
