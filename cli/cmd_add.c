@@ -48,6 +48,9 @@ static void print_growth(const struct storage *s, const struct growth *g)
 	if (g->take_checked)
 		printf(", %" PRIu64 " sectors withheld (in use at take time)",
 		       g->withheld_sectors);
+	if (g->unaligned_sectors)
+		printf(", %" PRIu64 " sectors lost to alignment",
+		       g->unaligned_sectors);
 	printf("\n");
 }
 

@@ -423,6 +423,20 @@ int storage_grow(struct storage *s, uint64_t bytes, struct growth *g,
 	if (ret)
 		return explain_sf_error(s, ret, why);
 	g->unaligned_sectors = new.wasted_sectors;
+	/*
+	 * Nothing whole and aligned to give: that is not the take-time
+	 * check's doing, and a file that gives nothing is not kept
+	 * (issue 13 item 4).
+	 */
+	if (!new.count) {
+		ret = say(why, -ENOSPC, "the growth holds no aligned %u KiB "
+			  "block the kernel can use (%" PRIu64 " sectors lost "
+			  "to alignment): add more, at least %u KiB",
+			  sf_align(s->f) / 1024, g->unaligned_sectors,
+			  2 * sf_align(s->f) / 1024);
+		roll_back(s, g->old_size, was_pinned, false);
+		goto out;
+	}
 	ret = usable_part(s, image, &new, &usable, g, why);
 	/*
 	 * Nothing was free at take time: keep the growth, and the file and
