@@ -39,5 +39,6 @@ install: cli ## install blksnap-storage and its man page (PREFIX, DESTDIR)
 
 cli-test: cli ## host tests of the blksnap-storage command
 	$(CURDIR)/cli/tests/host-cli.sh $(CLI_BIN)
+	$(CURDIR)/cli/tests/host-ownership.sh $(CLI_BIN)
 
 -include $(CLI_OBJS:.o=.d)

@@ -48,6 +48,9 @@ static void print_growth(const struct storage *s, const struct growth *g)
 	if (g->take_checked)
 		printf(", %" PRIu64 " sectors withheld (in use at take time)",
 		       g->withheld_sectors);
+	if (g->unaligned_sectors)
+		printf(", %" PRIu64 " sectors lost to alignment",
+		       g->unaligned_sectors);
 	printf("\n");
 }
 
@@ -76,13 +79,18 @@ int cmd_add(int argc, char **argv)
 		return EXIT_USAGE;
 	if (!parse_size_arg("SIZE", argv[optind + 1], &bytes))
 		return EXIT_USAGE;
+	if (storage_check_path(argv[optind], why)) {
+		report(argv[optind], "%s", why);
+		return EXIT_RUNTIME;
+	}
 
 	ctl = open_ctl();
 	if (ctl < 0)
 		return EXIT_RUNTIME;
-	if (!pick_snapshot(ctl, snapshot ? &given : NULL, &id)) {
+	ret = pick_snapshot(ctl, snapshot ? &given : NULL, &id);
+	if (ret) {
 		close(ctl);
-		return EXIT_RUNTIME;
+		return ret;
 	}
 	ret = storage_open(&s, ctl, &id, argv[optind], why);
 	if (!ret) {

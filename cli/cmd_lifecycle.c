@@ -171,31 +171,48 @@ static const char destroy_help[] =
 /* Unpin and forget the snapshot's files; says which ones remain. */
 static int release_files(const struct blk_snap_uuid *id)
 {
-	char why[WHY_LEN], **files;
+	struct state_file *files;
+	char why[WHY_LEN];
+	bool missing = false;
 	size_t count;
 	int ret = state_files(id, &files, &count), status = EXIT_OK;
 
 	if (ret)
-		return fail(state_dir(), ret);
+		return state_report(ret);
 	for (size_t i = 0; i < count; i++) {
-		if (storage_release_path(files[i], why)) {
-			report(files[i], "cannot unpin: %s", why);
+		ret = storage_release_path(&files[i], why);
+		if (ret == -ENOENT) {
+			/*
+			 * Nothing to unpin here, and another destroy would
+			 * not find it either: forget it, but say where the
+			 * file, still immutable if it was moved, can be found
+			 * (issue 13 item 6: this said "unpinned").
+			 */
+			report(files[i].path, "not found at its recorded path, "
+			       "record forgotten; if it was moved it is still "
+			       "immutable: 'find MOUNTPOINT -xdev -inum %llu' on "
+			       "device %u:%u finds it, 'chattr -i' frees it",
+			       (unsigned long long)files[i].ino,
+			       major(files[i].dev), minor(files[i].dev));
+			missing = true;
+		} else if (ret) {
+			report(files[i].path, "cannot unpin: %s", why);
 			status = EXIT_RUNTIME;
 		} else {
 			printf("%s: unpinned, not deleted (remove it when no "
-			       "longer needed)\n", files[i]);
+			       "longer needed)\n", files[i].path);
 		}
 	}
 	state_free_files(files, count);
 	/* Keep the record of files still pinned: 'destroy' again retries. */
 	if (status == EXIT_OK && (ret = state_forget(id)))
-		status = fail(state_dir(), ret);
-	return status;
+		status = state_report(ret);
+	return missing && status == EXIT_OK ? EXIT_RUNTIME : status;
 }
 
 int cmd_destroy(int argc, char **argv)
 {
-	char **files;
+	struct state_file *files;
 	struct blk_snap_uuid id;
 	size_t count = 0;
 	int ret, ctl;
@@ -205,6 +222,11 @@ int cmd_destroy(int argc, char **argv)
 		ret = one_id(argc, argv, &id);
 	if (ret >= 0)
 		return ret;
+	/* Records that cannot be trusted: say so before destroying anything. */
+	ret = state_files(&id, &files, &count);
+	if (ret)
+		return state_report(ret);
+	state_free_files(files, count);
 	ctl = open_ctl();
 	if (ctl < 0)
 		return EXIT_RUNTIME;
@@ -345,14 +367,38 @@ static const char list_help[] =
 	"\n"
 	"List the snapshots, one per line, tab-separated:\n"
 	"  ID  taken|created  storage files (comma-separated, or -)\n"
+	"Backslash, tab, comma and control characters in a path are written\n"
+	"as \\\\, \\t and \\xNN.\n"
 	"\n"
 	"Options:\n"
 	"     --json  one JSON object (see blksnap-storage(8))\n"
 	" -h, --help  display this help\n";
 
+/*
+ * A path in the tab-separated, comma-joined text list: backslash, tab,
+ * comma and control characters as C escapes (\\, \t, \x2c, \xNN), so
+ * that a script can split the line and read every path back.
+ */
+static void put_list_path(const char *path)
+{
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		if (*p == '\\')
+			fputs("\\\\", stdout);
+		else if (*p == '\t')
+			fputs("\\t", stdout);
+		else if (*p == '\n')
+			fputs("\\n", stdout);
+		else if (*p == ',' || *p < 0x20 || *p == 0x7f)
+			printf("\\x%02x", *p);
+		else
+			putchar(*p);
+	}
+}
+
 static void list_one(struct json *j, int ctl, const struct blk_snap_uuid *id)
 {
-	char text[BSC_UUID_LEN + 1], **files = NULL;
+	char text[BSC_UUID_LEN + 1];
+	struct state_file *files = NULL;
 	struct blk_snap_image_info *img = NULL;
 	unsigned int count = 0;
 	size_t nfiles = 0;
@@ -368,13 +414,15 @@ static void list_one(struct json *j, int ctl, const struct blk_snap_uuid *id)
 		json_images(j, img, count);
 		json_array_begin(j, "storage");
 		for (size_t i = 0; i < nfiles; i++)
-			json_string(j, NULL, files[i]);
+			json_string(j, NULL, files[i].path);
 		json_array_end(j);
 		json_object_end(j);
 	} else {
 		printf("%s\t%s\t", text, taken ? "taken" : "created");
-		for (size_t i = 0; i < nfiles; i++)
-			printf("%s%s", i ? "," : "", files[i]);
+		for (size_t i = 0; i < nfiles; i++) {
+			fputs(i ? "," : "", stdout);
+			put_list_path(files[i].path);
+		}
 		printf("%s\n", nfiles ? "" : "-");
 	}
 	state_free_files(files, nfiles);
@@ -428,7 +476,8 @@ static const char version_help[] =
 	"Print the tool's and the loaded blksnap module's versions:\n"
 	"  blksnap-storage 1.0\n"
 	"  blksnap module MAJOR.MINOR.REVISION.BUILD\n"
-	"(Use 'blksnap-storage --version' for the tool alone.)\n"
+	"(Use 'blksnap-storage --version' for the tool alone.)  Without the\n"
+	"module the first line is still printed, then the error (exit 1).\n"
 	"\n"
 	"Options:\n"
 	"     --json  one JSON object (see blksnap-storage(8))\n"
@@ -447,6 +496,10 @@ int cmd_version(int argc, char **argv)
 		return ret;
 	if (argc > optind)
 		return usage_error("too many arguments");
+	/* The tool's own version needs no module. */
+	if (!json)
+		printf("%s %s\n", PROGRAM_NAME, CLI_VERSION);
+	fflush(stdout);
 	ctl = open_ctl();
 	if (ctl < 0)
 		return EXIT_RUNTIME;
@@ -457,8 +510,7 @@ int cmd_version(int argc, char **argv)
 	snprintf(text, sizeof(text), "%u.%u.%u.%u", v.major, v.minor,
 		 v.revision, v.build);
 	if (!json) {
-		printf("%s %s\nblksnap module %s\n", PROGRAM_NAME, CLI_VERSION,
-		       text);
+		printf("blksnap module %s\n", text);
 		return EXIT_OK;
 	}
 	json_start(&j, stdout);

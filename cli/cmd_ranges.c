@@ -85,7 +85,8 @@ int cmd_ranges(int argc, char **argv)
 		return usage_error(argc == optind ? "FILE expected"
 						  : "too many arguments");
 	path = argv[optind];
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO fails the regular-file check instead of hanging. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return fail(path, -errno);
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {

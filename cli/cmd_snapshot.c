@@ -265,6 +265,10 @@ static int prepare(struct run *r, dev_t *devs)
 
 	if (!resolve_devices(r->devices, r->ndevices, devs))
 		return EXIT_RUNTIME;
+	if (storage_check_path(r->storage_path, why)) {
+		report(r->storage_path, "%s", why);
+		return EXIT_RUNTIME;
+	}
 	r->ctl = open_ctl();
 	if (r->ctl < 0)
 		return EXIT_RUNTIME;
@@ -312,8 +316,13 @@ static int teardown(struct run *r)
 		if (storage_release(&r->s, why)) {
 			report(r->s.path, "cannot unpin: %s", why);
 			status = EXIT_RUNTIME;
-		} else if (r->s.created && !r->keep) {
-			unlink(r->s.path);
+		} else if (r->s.created && !r->keep &&
+			   (ret = storage_remove(&r->s))) {
+			/* By inode, through the checked directory: not another file. */
+			report(r->s.path, "not deleted: %s", ret == -ESTALE ?
+			       "the name now leads to another file, left as it "
+			       "is; delete the one this command created yourself" :
+			       strerror(-ret));
 		}
 	}
 	if (r->created && status == EXIT_OK)

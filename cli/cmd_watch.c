@@ -107,12 +107,17 @@ int cmd_watch(int argc, char **argv)
 		return ret;
 	if (snapshot && !parse_snapshot_id(snapshot, &given))
 		return EXIT_USAGE;
+	if (storage_check_path(argv[optind], why)) {
+		report(argv[optind], "%s", why);
+		return EXIT_RUNTIME;
+	}
 	ctl = open_ctl();
 	if (ctl < 0)
 		return EXIT_RUNTIME;
-	if (!pick_snapshot(ctl, snapshot ? &given : NULL, &id)) {
+	ret = pick_snapshot(ctl, snapshot ? &given : NULL, &id);
+	if (ret) {
 		close(ctl);
-		return EXIT_RUNTIME;
+		return ret;
 	}
 	if (storage_open(&s, ctl, &id, argv[optind], why)) {
 		report(argv[optind], "%s", why);

@@ -17,16 +17,30 @@ const char *cmd_name = "";
 
 void write_line(int fd, const char *prefix, const char *fmt, va_list ap)
 {
-	char line[1024];
+	char line[1024], out[1024 * 4 + 2];
+	size_t n = 0;
 	int len;
 
 	len = snprintf(line, sizeof(line), "%s", prefix);
 	if (len < 0 || len >= (int)sizeof(line) - 1)
 		len = 0;
 	vsnprintf(line + len, sizeof(line) - len - 1, fmt, ap);
-	len = strlen(line);
-	line[len++] = '\n';
-	if (write(fd, line, len) < 0)
+	/*
+	 * One line, whatever a path holds: control characters (a newline in
+	 * a file name, escape sequences) are written as C escapes.
+	 */
+	for (const unsigned char *p = (const unsigned char *)line; *p; p++) {
+		if (*p == '\n')
+			n += sprintf(out + n, "\\n");
+		else if (*p == '\t')
+			n += sprintf(out + n, "\\t");
+		else if (*p < 0x20 || *p == 0x7f)
+			n += sprintf(out + n, "\\x%02x", *p);
+		else
+			out[n++] = (char)*p;
+	}
+	out[n++] = '\n';
+	if (write(fd, out, n) < 0)
 		return;	/* nowhere left to say it */
 }
 
@@ -126,8 +140,8 @@ static void report_several(const struct blk_snap_uuid *ids, unsigned int count)
 	char *list = malloc(len), *p = list;
 
 	if (!list) {
-		report(NULL, "%u snapshots exist, choose one with --snapshot",
-		       count);
+		usage_error("%u snapshots exist, choose one with --snapshot",
+			    count);
 		return;
 	}
 	for (unsigned int i = 0; i < count; i++) {
@@ -135,41 +149,42 @@ static void report_several(const struct blk_snap_uuid *ids, unsigned int count)
 		bsc_uuid_format(&ids[i], p);
 		p += BSC_UUID_LEN;
 	}
-	report(NULL, "%u snapshots exist, choose one with --snapshot:%s",
-	       count, list);
+	usage_error("%u snapshots exist, choose one with --snapshot:%s",
+		    count, list);
 	free(list);
 }
 
-bool pick_snapshot(int ctl, const struct blk_snap_uuid *given,
-		   struct blk_snap_uuid *id)
+int pick_snapshot(int ctl, const struct blk_snap_uuid *given,
+		  struct blk_snap_uuid *id)
 {
 	char text[BSC_UUID_LEN + 1];
 	struct blk_snap_uuid *ids;
 	unsigned int count;
-	bool ok = false;
 	int ret;
 
 	ret = bsc_snapshot_collect(ctl, &ids, &count);
-	if (ret) {
-		fail("cannot list snapshots", ret);
-		return false;
-	}
+	if (ret)
+		return fail("cannot list snapshots", ret);
+	ret = EXIT_RUNTIME;
 	if (given) {
 		*id = *given;
-		ok = id_listed(id, ids, count);
+		if (id_listed(id, ids, count))
+			ret = EXIT_OK;
 		bsc_uuid_format(given, text);
-		if (!ok)
+		if (ret)
 			report(text, "no such snapshot");
 	} else if (count == 0) {
 		report(NULL, "no snapshot exists (create one first)");
 	} else if (count > 1) {
+		/* The command line lacks what only its caller can give. */
 		report_several(ids, count);
+		ret = EXIT_USAGE;
 	} else {
 		*id = ids[0];
-		ok = true;
+		ret = EXIT_OK;
 	}
 	free(ids);
-	return ok;
+	return ret;
 }
 
 bool wants_help(int argc, char **argv)
@@ -183,6 +198,42 @@ bool wants_help(int argc, char **argv)
 	return false;
 }
 
+/*
+ * What getopt_long() found wrong with the long option @arg: an argument
+ * to an option that takes none, an ambiguous abbreviation, or an unknown
+ * name (getopt's own optopt does not tell these apart).
+ */
+static void long_option_error(const char *arg, const struct option *longopts)
+{
+	const char *name = arg + 2, *eq = strchr(name, '=');
+	size_t len = eq ? (size_t)(eq - name) : strlen(name);
+	const struct option *match = NULL;
+	char list[256] = "";
+	int matches = 0;
+
+	for (const struct option *o = longopts; o && o->name; o++) {
+		if (strncmp(o->name, name, len))
+			continue;
+		if (strlen(o->name) == len) {	/* exact: no abbreviation */
+			match = o;
+			matches = 1;
+			break;
+		}
+		match = o;
+		matches++;
+		snprintf(list + strlen(list), sizeof(list) - strlen(list),
+			 " '--%s'", o->name);
+	}
+	if (matches > 1)
+		usage_error("option '--%.*s' is ambiguous; possibilities:%s",
+			    (int)len, name, list);
+	else if (matches == 1 && eq && match->has_arg == no_argument)
+		usage_error("option '--%s' doesn't allow an argument",
+			    match->name);
+	else
+		usage_error("unrecognized option '--%.*s'", (int)len, name);
+}
+
 int next_option(int argc, char **argv, const char *shortopts,
 		const struct option *longopts)
 {
@@ -190,12 +241,11 @@ int next_option(int argc, char **argv, const char *shortopts,
 
 	opterr = 0;
 	c = getopt_long(argc, argv, shortopts, longopts, NULL);
-	if (c == '?') {
-		if (optopt && optopt != '?')
-			usage_error("invalid option -- '%c'", optopt);
-		else
-			usage_error("unrecognized option '%s'", argv[optind - 1]);
-	} else if (c == ':') {
+	if (c == '?' && optind > 0 && !strncmp(argv[optind - 1], "--", 2))
+		long_option_error(argv[optind - 1], longopts);
+	else if (c == '?')
+		usage_error("invalid option -- '%c'", optopt);
+	else if (c == ':') {
 		usage_error("option '%s' requires an argument",
 			    argv[optind - 1]);
 		c = '?';

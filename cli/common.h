@@ -64,11 +64,12 @@ bool parse_snapshot_id(const char *text, struct blk_snap_uuid *id);
 
 /*
  * The snapshot to work on: @given (checked to exist) if not NULL, else the
- * only snapshot in the system.  Reports (listing the candidates when there
- * are several) and returns false on failure.
+ * only snapshot in the system.  Returns EXIT_OK, or reports and returns
+ * the exit code: EXIT_USAGE when there are several (the message lists
+ * them), EXIT_RUNTIME otherwise.
  */
-bool pick_snapshot(int ctl, const struct blk_snap_uuid *given,
-		   struct blk_snap_uuid *id);
+int pick_snapshot(int ctl, const struct blk_snap_uuid *given,
+		  struct blk_snap_uuid *id);
 
 /*
  * getopt_long() that reports bad options in our format.  @shortopts must

@@ -17,11 +17,55 @@ void json_finish(struct json *j)
 	fflush(j->out);
 }
 
+/* Length of the valid UTF-8 sequence at @p (RFC 3629), or 0. */
+static int utf8_len(const unsigned char *p)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	int n;
+
+	if (*p < 0x80)
+		return 1;
+	if (*p >= 0xc2 && *p <= 0xdf)
+		n = 2;
+	else if (*p >= 0xe0 && *p <= 0xef)
+		n = 3;
+	else if (*p >= 0xf0 && *p <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (*p == 0xe0)
+		lo = 0xa0;	/* overlong */
+	else if (*p == 0xed)
+		hi = 0x9f;	/* surrogates */
+	else if (*p == 0xf0)
+		lo = 0x90;	/* overlong */
+	else if (*p == 0xf4)
+		hi = 0x8f;	/* beyond U+10FFFF */
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (int i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/*
+ * A byte that is not valid UTF-8 (file names are bytes) is written as
+ * \udcXX, the lone surrogate Python's "surrogateescape" uses: the output
+ * stays valid UTF-8 and the original bytes can be recovered.
+ */
 static void put_string(FILE *out, const char *s)
 {
 	fputc('"', out);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
+		int n = utf8_len(p);
+
+		if (!n) {
+			fprintf(out, "\\udc%02x", *p);
+		} else if (n > 1) {
+			fwrite(p, 1, n, out);
+			p += n - 1;
+		} else if (*p == '"' || *p == '\\')
 			fprintf(out, "\\%c", *p);
 		else if (*p == '\n')
 			fputs("\\n", out);
@@ -30,7 +74,7 @@ static void put_string(FILE *out, const char *s)
 		else if (*p < 0x20 || *p == 0x7f)
 			fprintf(out, "\\u%04x", *p);
 		else
-			fputc(*p, out);	/* UTF-8 passes through */
+			fputc(*p, out);
 	}
 	fputc('"', out);
 }

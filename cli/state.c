@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Which storage files belong to which snapshot (see state.h). */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,11 +14,84 @@
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "blksnap_ctl.h"
+#include "common.h"
+#include "secure.h"
 #include "state.h"
+#include "storage.h"
 
 #define FILES_NAME "files"
+
+/* Why the last call failed, when more can be said than strerror(). */
+static char last_why[WHY_LEN];
+
+static int say(int ret, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int say(int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_why, sizeof(last_why), fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+const char *state_strerror(int ret)
+{
+	return *last_why ? last_why : strerror(-ret);
+}
+
+int state_report(int ret)
+{
+	if (*last_why)
+		report(NULL, "%s", last_why);
+	else
+		report(state_dir(), "%s", strerror(-ret));
+	return EXIT_RUNTIME;
+}
+
+/*
+ * The state directory decides what destroy unpins: it must be a real
+ * directory (no symbolic link anywhere on its path) that only root, or
+ * we, can change, like every directory above it.  -ENOENT if it does
+ * not exist (then nothing is recorded).
+ */
+static int check_state_dir(void)
+{
+	int fd;
+
+	*last_why = '\0';
+	fd = secure_open_dir(state_dir(), true, "state directory", last_why);
+	if (fd == -ENOENT) {
+		*last_why = '\0';
+		return -ENOENT;
+	}
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+/* A snapshot's directory under it: ours, private, no symbolic link. */
+static int check_snapshot_dir(const char *dir)
+{
+	struct stat st;
+
+	if (lstat(dir, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return say(-ENOTDIR, "%s: not a directory: remove it", dir);
+	if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return say(-EPERM, "%s: owned by uid %u, mode %04o: only root "
+			   "may write there; remove it", dir,
+			   (unsigned int)st.st_uid,
+			   (unsigned int)(st.st_mode & 07777));
+	return 0;
+}
 
 const char *state_dir(void)
 {
@@ -79,9 +154,18 @@ static int lock_dir(const char *dir, bool create)
 {
 	int fd, ret;
 
-	if (create && (ret = mkdir_p(dir)))
+	ret = check_state_dir();
+	if (ret == -ENOENT && create)
+		ret = mkdir_p(state_dir());
+	if (!ret)
+		ret = check_state_dir();
+	if (ret)
 		return ret;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (create && mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	if ((ret = check_snapshot_dir(dir)))
+		return ret;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (flock(fd, LOCK_EX) < 0) {
@@ -92,62 +176,136 @@ static int lock_dir(const char *dir, bool create)
 	return fd;
 }
 
-static int read_lines(const char *file, char ***lines, size_t *count)
+/* "MAJOR:MINOR INODE /PATH", digits only: anything else is refused. */
+static bool parse_u64_field(const char **p, char end, uint64_t *v)
 {
-	char *line = NULL, **v = NULL;
-	size_t cap = 0, n = 0;
+	char *e;
+
+	if (!isdigit((unsigned char)**p))
+		return false;
+	errno = 0;
+	*v = strtoull(*p, &e, 10);
+	if (errno || *e != end)
+		return false;
+	*p = e + 1;
+	return true;
+}
+
+static bool parse_record(const char *line, struct state_file *r)
+{
+	uint64_t major, minor, ino;
+	const char *p = line;
+
+	if (!parse_u64_field(&p, ':', &major) ||
+	    !parse_u64_field(&p, ' ', &minor) ||
+	    !parse_u64_field(&p, ' ', &ino) || *p != '/' ||
+	    major > 0xfff || minor > 0xfffff)
+		return false;
+	r->dev = makedev(major, minor);
+	r->ino = ino;
+	r->path = strdup(p);
+	return r->path != NULL;
+}
+
+static int read_records(const char *file, struct state_file **out,
+			size_t *count)
+{
+	struct state_file *v = NULL;
+	char *line = NULL;
+	size_t cap = 0, n = 0, lineno = 0;
+	struct stat st;
 	ssize_t len;
+	int fd, ret = 0;
 	FILE *f;
 
-	*lines = NULL;
+	*out = NULL;
 	*count = 0;
-	f = fopen(file, "re");
-	if (!f)
-		return errno == ENOENT ? 0 : -errno;
+	/* O_NONBLOCK: a FIFO in its place must not hang us. */
+	fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	if (fd < 0 && errno == ELOOP)
+		return say(-ELOOP, "%s: not a regular file (a symbolic link): "
+			   "remove it", file);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return say(-EINVAL, "%s: not a regular file: remove it", file);
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		close(fd);
+		return say(-EPERM, "%s: owned by uid %u, mode %04o: only root "
+			   "may write records; remove it", file,
+			   (unsigned int)st.st_uid,
+			   (unsigned int)(st.st_mode & 07777));
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
 	while ((len = getline(&line, &cap, f)) > 0) {
-		char **grown;
+		struct state_file *grown;
 
-		if (line[len - 1] == '\n')
-			line[len - 1] = '\0';
-		if (!*line)
-			continue;
+		lineno++;
+		if (line[len - 1] != '\n' || strlen(line) != (size_t)len) {
+			ret = say(-EINVAL, "%s: line %zu is malformed (cut "
+				  "short or holds a NUL byte): fix or remove "
+				  "it", file, lineno);
+			break;
+		}
+		line[len - 1] = '\0';
 		grown = realloc(v, (n + 1) * sizeof(*v));
-		if (!grown)
-			goto no_memory;
+		if (!grown) {
+			ret = -ENOMEM;
+			break;
+		}
 		v = grown;
-		if (!(v[n] = strdup(line)))
-			goto no_memory;
+		if (!parse_record(line, &v[n])) {
+			ret = say(-EINVAL, "%s: line %zu is malformed (expected "
+				  "'MAJOR:MINOR INODE /PATH'): fix or remove "
+				  "it", file, lineno);
+			break;
+		}
 		n++;
 	}
 	free(line);
 	fclose(f);
-	*lines = v;
+	if (ret) {
+		state_free_files(v, n);
+		return ret;
+	}
+	*out = v;
 	*count = n;
 	return 0;
-
-no_memory:
-	free(line);
-	fclose(f);
-	state_free_files(v, n);
-	return -ENOMEM;
 }
 
 /* Replace the file list atomically: write a temp file, rename it. */
-static int write_lines(const char *dir, char **lines, size_t count,
-		       const char *skip)
+static int write_records(const char *dir, const struct state_file *v,
+			 size_t count, const char *skip)
 {
 	char file[PATH_MAX + 16], tmp[PATH_MAX + 16];
 	FILE *f;
-	int ret = 0;
+	int fd, ret = 0;
 
 	snprintf(file, sizeof(file), "%s/%s", dir, FILES_NAME);
 	snprintf(tmp, sizeof(tmp), "%s/%s.tmp", dir, FILES_NAME);
-	f = fopen(tmp, "we");
-	if (!f)
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd < 0)
 		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		unlink(tmp);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < count; i++)
-		if (!skip || strcmp(lines[i], skip))
-			fprintf(f, "%s\n", lines[i]);
+		if (!skip || strcmp(v[i].path, skip))
+			fprintf(f, "%u:%u %llu %s\n", major(v[i].dev),
+				minor(v[i].dev), (unsigned long long)v[i].ino,
+				v[i].path);
 	if (fflush(f) || fsync(fileno(f)))
 		ret = -errno;
 	if (fclose(f) && !ret)
@@ -159,18 +317,20 @@ static int write_lines(const char *dir, char **lines, size_t count,
 	return ret;
 }
 
-static bool listed(char **lines, size_t count, const char *path)
+static bool listed(const struct state_file *v, size_t count, const char *path)
 {
 	for (size_t i = 0; i < count; i++)
-		if (!strcmp(lines[i], path))
+		if (!strcmp(v[i].path, path))
 			return true;
 	return false;
 }
 
 /* Read-modify-write of a snapshot's list under its lock. */
-static int update(const struct blk_snap_uuid *id, const char *path, bool add)
+static int update(const struct blk_snap_uuid *id, const struct state_file *r,
+		  bool add)
 {
-	char dir[PATH_MAX], file[PATH_MAX + 16], **lines;
+	char dir[PATH_MAX], file[PATH_MAX + 16];
+	struct state_file *v;
 	size_t count;
 	int lock, ret;
 
@@ -179,59 +339,83 @@ static int update(const struct blk_snap_uuid *id, const char *path, bool add)
 	if (lock < 0)
 		return !add && lock == -ENOENT ? 0 : lock;
 	snprintf(file, sizeof(file), "%s/%s", dir, FILES_NAME);
-	ret = read_lines(file, &lines, &count);
-	if (!ret && listed(lines, count, path) != add) {
+	ret = read_records(file, &v, &count);
+	if (!ret && listed(v, count, r->path) != add) {
 		if (add) {
-			char **grown = realloc(lines, (count + 1) * sizeof(*lines));
+			struct state_file *grown = realloc(v, (count + 1) *
+							   sizeof(*v));
 
 			if (grown) {
-				lines = grown;
-				lines[count++] = (char *)path;
-				ret = write_lines(dir, lines, count, NULL);
+				v = grown;
+				v[count++] = *r;
+				ret = write_records(dir, v, count, NULL);
 				count--;	/* not ours to free */
 			} else {
 				ret = -ENOMEM;
 			}
 		} else {
-			ret = write_lines(dir, lines, count, path);
+			ret = write_records(dir, v, count, r->path);
 		}
 	}
-	state_free_files(lines, count);
+	state_free_files(v, count);
 	close(lock);
 	return ret;
 }
 
-int state_record(const struct blk_snap_uuid *id, const char *abs_path)
+int state_record(const struct blk_snap_uuid *id, const char *abs_path,
+		 dev_t dev, ino_t ino)
 {
-	return update(id, abs_path, true);
+	struct state_file r = { dev, ino, (char *)abs_path };
+
+	*last_why = '\0';
+	return update(id, &r, true);
 }
 
 int state_unrecord(const struct blk_snap_uuid *id, const char *abs_path)
 {
-	return update(id, abs_path, false);
+	struct state_file r = { 0, 0, (char *)abs_path };
+
+	*last_why = '\0';
+	return update(id, &r, false);
 }
 
-int state_files(const struct blk_snap_uuid *id, char ***paths, size_t *count)
+int state_files(const struct blk_snap_uuid *id, struct state_file **files,
+		size_t *count)
 {
 	char dir[PATH_MAX], file[PATH_MAX + 16];
+	int ret;
 
+	*files = NULL;
+	*count = 0;
+	ret = check_state_dir();
+	if (ret)
+		return ret == -ENOENT ? 0 : ret;
 	snapshot_dir(id, dir, sizeof(dir));
+	ret = check_snapshot_dir(dir);
+	if (ret)
+		return ret == -ENOENT ? 0 : ret;
 	snprintf(file, sizeof(file), "%s/%s", dir, FILES_NAME);
-	return read_lines(file, paths, count);
+	return read_records(file, files, count);
 }
 
-void state_free_files(char **paths, size_t count)
+void state_free_files(struct state_file *files, size_t count)
 {
 	for (size_t i = 0; i < count; i++)
-		free(paths[i]);
-	free(paths);
+		free(files[i].path);
+	free(files);
 }
 
 int state_forget(const struct blk_snap_uuid *id)
 {
 	char dir[PATH_MAX], file[PATH_MAX + 16];
+	int ret = check_state_dir();
 
+	if (ret)
+		return ret == -ENOENT ? 0 : ret;
 	snapshot_dir(id, dir, sizeof(dir));
+	ret = check_snapshot_dir(dir);
+	if (ret)
+		return ret == -ENOENT ? 0 : ret;
 	snprintf(file, sizeof(file), "%s/%s", dir, FILES_NAME);
 	if (unlink(file) < 0 && errno != ENOENT)
 		return -errno;
@@ -242,28 +426,43 @@ int state_forget(const struct blk_snap_uuid *id)
 	return 0;
 }
 
-int state_owner(const char *abs_path, struct blk_snap_uuid *owner)
+int state_owner(const char *abs_path, struct blk_snap_uuid *owner,
+		struct state_file *rec)
 {
-	DIR *d = opendir(state_dir());
 	struct dirent *e;
-	int ret = -ENOENT;
+	int ret = check_state_dir();
+	DIR *d;
 
+	if (ret)
+		return ret;
+	ret = -ENOENT;
+	d = opendir(state_dir());
 	if (!d)
 		return errno == ENOENT ? -ENOENT : -errno;
 	while (ret == -ENOENT && (e = readdir(d))) {
 		struct blk_snap_uuid id;
-		char **lines;
+		struct state_file *v;
 		size_t count;
+		int err;
 
 		if (bsc_uuid_parse(e->d_name, &id))
 			continue;
-		if (state_files(&id, &lines, &count))
-			continue;
-		if (listed(lines, count, abs_path)) {
+		/* An unreadable record might list it: say so, do not guess. */
+		err = state_files(&id, &v, &count);
+		if (err) {
+			ret = err;
+			break;
+		}
+		for (size_t i = 0; i < count; i++) {
+			if (strcmp(v[i].path, abs_path))
+				continue;
 			*owner = id;
+			rec->dev = v[i].dev;
+			rec->ino = v[i].ino;
+			rec->path = NULL;
 			ret = 0;
 		}
-		state_free_files(lines, count);
+		state_free_files(v, count);
 	}
 	closedir(d);
 	return ret;
@@ -271,8 +470,12 @@ int state_owner(const char *abs_path, struct blk_snap_uuid *owner)
 
 int state_temp_dir(const char *prefix, char *buf, size_t len)
 {
-	int ret = mkdir_p(state_dir());
+	int ret = check_state_dir();
 
+	if (ret == -ENOENT)
+		ret = mkdir_p(state_dir());
+	if (!ret)
+		ret = check_state_dir();
 	if (ret)
 		return ret;
 	if (snprintf(buf, len, "%s/%s.XXXXXX", state_dir(), prefix) >= (int)len)

@@ -4,7 +4,14 @@
  * them later from another process.
  *
  * Layout: $BLKSNAP_STATE_DIR (default /run/blksnap) / <uuid> / files, one
- * absolute path per line.  /run is a tmpfs: after a reboot no snapshot
+ * line per file: "MAJOR:MINOR INODE /ABSOLUTE/PATH", the identity the file
+ * had at add.  Later commands act on a file only if its path, walked
+ * without following symbolic links, still leads to that inode.
+ *
+ * The state directory must be a real directory that only root (or the
+ * caller's euid) can write to, as must every directory above it; record
+ * files must be regular files of ours, parsed strictly.  Anything else
+ * fails with a sentence that state_report() prints.  /run is a tmpfs: after a reboot no snapshot
  * exists either, so the state vanishing with it is right.
  */
 #ifndef BLKSNAP_CLI_STATE_H
@@ -12,7 +19,14 @@
 
 #include <assert.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <linux/blksnap.h>
+
+struct state_file {
+	dev_t dev;
+	ino_t ino;
+	char *path;
+};
 
 #define STATE_DIR_DEFAULT	"/run/blksnap"
 #define STATE_DIR_ENV		"BLKSNAP_STATE_DIR"
@@ -25,18 +39,33 @@ const char *state_dir(void);
  */
 int state_canonical_path(const char *path, char *out, size_t len);
 
-int state_record(const struct blk_snap_uuid *id, const char *abs_path);
+int state_record(const struct blk_snap_uuid *id, const char *abs_path,
+		 dev_t dev, ino_t ino);
 int state_unrecord(const struct blk_snap_uuid *id, const char *abs_path);
 
 /* The files of a snapshot; 0 with *count 0 if it has none recorded. */
-int state_files(const struct blk_snap_uuid *id, char ***paths, size_t *count);
-void state_free_files(char **paths, size_t count);
+int state_files(const struct blk_snap_uuid *id, struct state_file **files,
+		size_t *count);
+void state_free_files(struct state_file *files, size_t count);
+
+/*
+ * Report the failure @ret of the last state_*() call in one line (naming
+ * the state file or directory and what to do) and return EXIT_RUNTIME.
+ */
+int state_report(int ret);
+
+/* The sentence state_report() prints, for a caller's own message. */
+const char *state_strerror(int ret);
 
 /* Remove everything recorded about a snapshot (0 if nothing was). */
 int state_forget(const struct blk_snap_uuid *id);
 
-/* The snapshot a file is recorded for: 0, or -ENOENT if none. */
-int state_owner(const char *abs_path, struct blk_snap_uuid *owner);
+/*
+ * The snapshot a file is recorded for, and its record's identity in @rec
+ * (path NULL): 0, -ENOENT if none, or another -errno (state_strerror()).
+ */
+int state_owner(const char *abs_path, struct blk_snap_uuid *owner,
+		struct state_file *rec);
 
 /*
  * A fresh private directory (mode 0700) under the state directory, for

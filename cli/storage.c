@@ -12,9 +12,11 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <linux/fs.h>
 
 #include "blksnap_ctl.h"
+#include "secure.h"
 #include "stacked.h"
 #include "state.h"
 #include "storage.h"
@@ -41,20 +43,13 @@ static int say_errno(char *why, int ret)
 	return say(why, ret, "%s", strerror(-ret));
 }
 
-/* The filesystem of @path's directory must be one FIEMAP tells truth on. */
-static int check_directory_fs(const char *path, const char **fs_name,
-			      char *why)
+/* The filesystem of the storage's directory must be one FIEMAP tells truth on. */
+static int check_directory_fs(int dirfd, const char **fs_name, char *why)
 {
-	char copy[PATH_MAX];
 	unsigned long magic = 0;
-	int fd, ret;
+	int ret;
 
-	snprintf(copy, sizeof(copy), "%s", path);
-	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return say_errno(why, -errno);
-	ret = sf_check_fs(fd, fs_name, &magic);
-	close(fd);
+	ret = sf_check_fs(dirfd, fs_name, &magic);
 	if (ret == -EOPNOTSUPP && *fs_name && strcmp(*fs_name, "unknown"))
 		return say(why, ret, "%s cannot hold difference storage "
 			   "(extents are not physical sectors)", *fs_name);
@@ -63,6 +58,53 @@ static int check_directory_fs(const char *path, const char **fs_name,
 			   "difference storage (only ext2/3/4 and xfs can)",
 			   magic);
 	return ret ? say_errno(why, ret) : 0;
+}
+
+/* Canonical path, then its directory opened and checked (secure.h). */
+static int open_directory(const char *path, char *abs, size_t len,
+			  const char **base, int *dirfd, char *why)
+{
+	char dir[PATH_MAX];
+	int ret;
+
+	*dirfd = -1;
+	ret = state_canonical_path(path, abs, len);
+	if (!ret)
+		ret = secure_split(abs, dir, sizeof(dir), base);
+	if (ret)
+		return say_errno(why, ret);
+	ret = secure_open_dir(dir, true, "directory", why);
+	if (ret < 0)
+		return ret;
+	*dirfd = ret;
+	return 0;
+}
+
+/* An existing file at @base must be one root may use (secure.h). */
+static int check_existing(int dirfd, const char *base, bool *exists,
+			  struct stat *st, char *why)
+{
+	*exists = false;
+	if (fstatat(dirfd, base, st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : say_errno(why, -errno);
+	*exists = true;
+	return secure_check_file(st, why);
+}
+
+int storage_check_path(const char *path, char *why)
+{
+	char abs[PATH_MAX];
+	const char *base;
+	struct stat st;
+	bool exists;
+	int dirfd, ret;
+
+	ret = open_directory(path, abs, sizeof(abs), &base, &dirfd, why);
+	if (!ret)
+		ret = check_existing(dirfd, base, &exists, &st, why);
+	if (dirfd >= 0)
+		close(dirfd);
+	return ret;
 }
 
 /* The kernel no longer knows @id (destroyed without this tool, reloaded). */
@@ -77,28 +119,20 @@ static bool snapshot_gone(int ctl, const struct blk_snap_uuid *id)
 	return ret == -ESRCH;
 }
 
-/* A pinned file nobody recorded: its snapshot died with a reboot. */
-static bool is_immutable(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	int flags = 0;
-
-	if (fd < 0)
-		return false;
-	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0)
-		flags = 0;
-	close(fd);
-	return flags & FS_IMMUTABLE_FL;
-}
-
 /* Refuse files that belong elsewhere or hold data we must not overwrite. */
-static int check_ownership(struct storage *s, bool *exists, char *why)
+static int check_ownership(struct storage *s, struct state_file *rec,
+			   char *why)
 {
 	char text[BSC_UUID_LEN + 1];
 	struct blk_snap_uuid owner;
 	struct stat st;
+	bool exists;
+	int ret;
 
-	if (state_owner(s->path, &owner) == 0) {
+	ret = state_owner(s->path, &owner, rec);
+	if (ret && ret != -ENOENT)
+		return say(why, ret, "%s", state_strerror(ret));
+	if (!ret) {
 		if (memcmp(&owner, &s->id, sizeof(owner))) {
 			bsc_uuid_format(&owner, text);
 			if (snapshot_gone(s->ctl, &owner))
@@ -111,17 +145,25 @@ static int check_ownership(struct storage *s, bool *exists, char *why)
 		}
 		s->recorded = true;
 	}
-	*exists = lstat(s->path, &st) == 0;
-	if (*exists && !S_ISREG(st.st_mode))
-		return say(why, -EINVAL, "not a regular file");
-	if (*exists && !s->recorded && st.st_size > 0 && is_immutable(s->path))
+	return check_existing(s->dirfd, s->base, &exists, &st, why);
+}
+
+/*
+ * Data in a file nobody recorded is not ours to hand out.  Checked once
+ * we hold the file's lock: a file another add is growing right now is
+ * reported busy by sf_openat(), not as a leftover (issue 13 item 11).
+ */
+static int check_unrecorded(struct storage *s, const struct stat *st,
+			    char *why)
+{
+	if (s->recorded || s->created || st->st_size == 0)
+		return 0;
+	if (sf_is_pinned(s->f) > 0)
 		return say(why, -EEXIST, "exists, immutable, and is no "
 			   "snapshot's storage (left pinned by a crash or "
 			   "reboot?): 'chattr -i' and delete it first");
-	if (*exists && !s->recorded && st.st_size > 0)
-		return say(why, -EEXIST, "exists and is not storage of this "
-			   "snapshot (left from an earlier one? delete it first)");
-	return 0;
+	return say(why, -EEXIST, "exists and is not storage of this "
+		   "snapshot (left from an earlier one? delete it first)");
 }
 
 static int explain_sf_error(struct storage *s, int ret, char *why)
@@ -130,7 +172,9 @@ static int explain_sf_error(struct storage *s, int ret, char *why)
 
 	switch (ret) {
 	case -EBUSY:
-		return say(why, ret, "in use by another blksnap-storage process");
+		return say(why, ret, "in use by another blksnap-storage "
+			   "process (an add or watch of it still running?): "
+			   "wait for it to finish");
 	case -ENODEV:
 		return say(why, ret, "its device is not a block device known "
 			   "to /sys/dev/block");
@@ -156,27 +200,48 @@ static int explain_sf_error(struct storage *s, int ret, char *why)
 int storage_open(struct storage *s, int ctl, const struct blk_snap_uuid *id,
 		 const char *path, char *why)
 {
-	bool exists = false;
+	struct state_file rec = { 0 };
+	struct stat st;
 	int ret;
 
 	memset(s, 0, sizeof(*s));
 	s->ctl = ctl;
 	s->id = *id;
-	ret = state_canonical_path(path, s->path, sizeof(s->path));
-	if (ret)
-		return say_errno(why, ret);
-	ret = check_directory_fs(s->path, &s->fs_name, why);
+	ret = open_directory(path, s->path, sizeof(s->path), &s->base,
+			     &s->dirfd, why);
 	if (!ret)
-		ret = check_ownership(s, &exists, why);
+		ret = check_directory_fs(s->dirfd, &s->fs_name, why);
+	if (!ret)
+		ret = check_ownership(s, &rec, why);
 	if (ret)
-		return ret;
+		goto fail;
 
-	ret = sf_open(s->path, true, &s->f);
+	/* Created O_EXCL|O_NOFOLLOW, mode 0600, in the checked directory. */
+	ret = sf_openat(s->dirfd, s->base, true, &s->created, &s->f);
 	if (ret) {
 		s->f = NULL;
-		return explain_sf_error(s, ret, why);
+		explain_sf_error(s, ret, why);
+		goto fail;
 	}
-	s->created = !exists;
+	/* The file we hold is the one we checked (or a fresh one of ours). */
+	if (fstat(sf_fd(s->f), &st) < 0)
+		ret = say_errno(why, -errno);
+	else
+		ret = secure_check_file(&st, why);
+	if (!ret)
+		ret = check_unrecorded(s, &st, why);
+	if (!ret && s->recorded && (st.st_dev != rec.dev || st.st_ino != rec.ino))
+		ret = say(why, -ESTALE, "is not the file recorded as this "
+			  "snapshot's storage (device %u:%u inode %llu): it "
+			  "was replaced; 'blksnap-storage destroy' the snapshot",
+			  major(rec.dev), minor(rec.dev),
+			  (unsigned long long)rec.ino);
+	if (ret) {
+		storage_close(s);
+		return ret;
+	}
+	s->file_dev = st.st_dev;
+	s->ino = st.st_ino;
 	sf_device(s->f, &s->dev);
 	/* Its current space is user data or already the kernel's. */
 	ret = sf_claim_existing(s->f, NULL);
@@ -184,6 +249,12 @@ int storage_open(struct storage *s, int ctl, const struct blk_snap_uuid *id,
 		explain_sf_error(s, ret, why);
 		storage_close(s);
 	}
+	return ret;
+
+fail:
+	if (s->dirfd >= 0)
+		close(s->dirfd);
+	s->dirfd = -1;
 	return ret;
 }
 
@@ -252,13 +323,21 @@ static int truncate_to(const struct storage *s, uint64_t size)
 {
 	char proc[64];
 	int fd, ret = 0;
+	struct stat st;
+
 
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", sf_fd(s->f));
 	fd = open(proc, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
-		fd = open(s->path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+		fd = openat(s->dirfd, s->base, O_WRONLY | O_CLOEXEC |
+			    O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) < 0 || st.st_ino != s->ino ||
+	    st.st_dev != s->file_dev) {
+		close(fd);
+		return -ESTALE;
+	}
 	if (ftruncate(fd, (off_t)size) < 0)
 		ret = -errno;
 	close(fd);
@@ -307,13 +386,19 @@ static int hand_over(struct storage *s, const struct sf_ranges *usable,
 
 	*appended = 0;
 	if (!s->recorded) {
-		ret = state_record(&s->id, s->path);
+		ret = state_record(&s->id, s->path, s->file_dev, s->ino);
 		if (ret)
 			return say(why, ret, "cannot record it in %s: %s",
-				   state_dir(), strerror(-ret));
+				   state_dir(), state_strerror(ret));
 		s->recorded = *recorded_now = true;
 	}
-	/* The kernel will write into these blocks: nobody may move them. */
+	/*
+	 * The kernel will write into these blocks: nobody may move them.
+	 * While sf_grow() lifted the flag, no other user could reach them
+	 * either: the file is ours, mode 0600, one link, in directories only
+	 * root can write (storage_open()), so nobody else can open, write,
+	 * punch, read or re-link it.
+	 */
 	ret = sf_pin(s->f);
 	if (ret)
 		return explain_sf_error(s, ret, why);
@@ -339,12 +424,12 @@ static int keep_withheld(struct storage *s, char *why)
 	int ret;
 
 	if (!s->recorded) {
-		ret = state_record(&s->id, s->path);
+		ret = state_record(&s->id, s->path, s->file_dev, s->ino);
 		if (ret)
 			return say(why, ret, "none of the new sectors was free "
 				   "when the snapshot was taken, and the file "
 				   "that keeps them cannot be recorded in %s: %s",
-				   state_dir(), strerror(-ret));
+				   state_dir(), state_strerror(ret));
 		s->recorded = true;
 	}
 	ret = sf_pin(s->f);
@@ -379,6 +464,20 @@ int storage_grow(struct storage *s, uint64_t bytes, struct growth *g,
 	if (ret)
 		return explain_sf_error(s, ret, why);
 	g->unaligned_sectors = new.wasted_sectors;
+	/*
+	 * Nothing whole and aligned to give: that is not the take-time
+	 * check's doing, and a file that gives nothing is not kept
+	 * (issue 13 item 4).
+	 */
+	if (!new.count) {
+		ret = say(why, -ENOSPC, "the growth holds no aligned %u KiB "
+			  "block the kernel can use (%" PRIu64 " sectors lost "
+			  "to alignment): add more, at least %u KiB",
+			  sf_align(s->f) / 1024, g->unaligned_sectors,
+			  2 * sf_align(s->f) / 1024);
+		roll_back(s, g->old_size, was_pinned, false);
+		goto out;
+	}
 	ret = usable_part(s, image, &new, &usable, g, why);
 	/*
 	 * Nothing was free at take time: keep the growth, and the file and
@@ -415,48 +514,85 @@ int storage_release(struct storage *s, char *why)
 	ret = state_unrecord(&s->id, s->path);
 	if (ret)
 		return say(why, ret, "cannot update %s: %s", state_dir(),
-			   strerror(-ret));
+			   state_strerror(ret));
 	s->recorded = false;
 	return 0;
 }
 
-void storage_close(struct storage *s)
+int storage_remove(struct storage *s)
 {
 	struct stat a, b;
 
-	if (!s->f)
-		return;
-	/* Remove only the very file we created, not one put in its place. */
-	if (s->created && !s->appended && !s->keep && fstat(sf_fd(s->f), &a) == 0 &&
-	    lstat(s->path, &b) == 0 && a.st_ino == b.st_ino &&
-	    a.st_dev == b.st_dev) {
-		sf_unpin(s->f);
-		unlink(s->path);
-	}
-	sf_close(s->f);
-	s->f = NULL;
+	/* Only the very file we hold, not one put in its place. */
+	if (fstat(sf_fd(s->f), &a) < 0 ||
+	    fstatat(s->dirfd, s->base, &b, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (a.st_ino != b.st_ino || a.st_dev != b.st_dev)
+		return -ESTALE;
+	sf_unpin(s->f);
+	return unlinkat(s->dirfd, s->base, 0) < 0 ? -errno : 0;
 }
 
-int storage_release_path(const char *path, char *why)
+void storage_close(struct storage *s)
+{
+	if (!s->f)
+		return;
+	if (s->created && !s->appended && !s->keep)
+		storage_remove(s);
+	sf_close(s->f);
+	s->f = NULL;
+	if (s->dirfd >= 0)
+		close(s->dirfd);
+	s->dirfd = -1;
+}
+
+int storage_release_path(const struct state_file *rec, char *why)
 {
 	const struct timespec pause = { 0, RELEASE_RETRY_NS };
-	struct storage s = { 0 };
-	int ret = -EBUSY;
+	struct storage s = { .dirfd = -1 };
+	char dir[PATH_MAX];
+	struct stat st;
+	int ret = secure_split(rec->path, dir, sizeof(dir), &s.base);
 
+	if (ret)
+		return say(why, ret, "not an absolute path");
+	/* No symbolic link anywhere: the names may have been swapped. */
+	s.dirfd = secure_open_dir(dir, false, "directory", why);
+	if (s.dirfd < 0)
+		return s.dirfd;
+	ret = -EBUSY;
 	for (int i = 0; i < RELEASE_RETRIES && ret == -EBUSY; i++) {
-		ret = sf_open(path, false, &s.f);
+		ret = sf_openat(s.dirfd, s.base, false, NULL, &s.f);
 		if (ret == -EBUSY)
 			nanosleep(&pause, NULL);
 	}
-	if (ret == -ENOENT)
-		return 0;
-	if (ret) {
-		s.f = NULL;
-		return explain_sf_error(&s, ret, why);
-	}
-	ret = sf_unpin(s.f);
-	if (ret)
+	if (ret == -ELOOP)
+		say(why, ret, "is now a symbolic link, not the file recorded "
+		    "at add: left as it is");
+	else if (ret == -ENOENT)
+		say(why, ret, "no such file: moved or deleted since add");
+	else if (ret)
 		explain_sf_error(&s, ret, why);
+	if (ret) {
+		close(s.dirfd);
+		return ret;
+	}
+	if (fstat(sf_fd(s.f), &st) < 0) {
+		ret = say_errno(why, -errno);
+	} else if (st.st_dev != rec->dev || st.st_ino != rec->ino) {
+		ret = say(why, -ESTALE, "is not the file recorded at add "
+			  "(device %u:%u inode %llu, now %u:%u inode %llu): "
+			  "left as it is; if the recorded file was moved, "
+			  "'chattr -i' it yourself", major(rec->dev),
+			  minor(rec->dev), (unsigned long long)rec->ino,
+			  major(st.st_dev), minor(st.st_dev),
+			  (unsigned long long)st.st_ino);
+	} else {
+		ret = sf_unpin(s.f);
+		if (ret)
+			explain_sf_error(&s, ret, why);
+	}
 	sf_close(s.f);
+	close(s.dirfd);
 	return ret;
 }

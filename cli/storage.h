@@ -20,6 +20,10 @@ struct storage {
 	int ctl;
 	struct blk_snap_uuid id;
 	char path[PATH_MAX];	/* absolute, as recorded in the state dir */
+	const char *base;	/* its last component, in path */
+	int dirfd;		/* its directory, opened without symlinks */
+	ino_t ino;		/* the file's identity, as recorded */
+	dev_t file_dev;
 	struct sf_file *f;
 	dev_t dev;		/* the device its sectors are on */
 	const char *fs_name;
@@ -40,7 +44,17 @@ struct growth {
 #define WHY_LEN 256
 
 /*
- * Open (creating if missing) @path as storage of snapshot @id.  An existing
+ * Refuse @path unless it is safe storage for root (see secure.h): its
+ * directory and every one above it writable by root only (sticky ones
+ * aside), and, if the file exists, a regular file of ours, mode 0600,
+ * one link.  storage_open() checks again; commands call this first so
+ * that a bad path is reported before anything else is done.
+ */
+int storage_check_path(const char *path, char *why);
+
+/*
+ * Open (creating if missing, mode 0600, O_EXCL|O_NOFOLLOW) @path as
+ * storage of snapshot @id, after the checks of storage_check_path().  An existing
  * file must be empty or already this snapshot's storage: its current space
  * is never handed out again, only growth is.
  */
@@ -67,10 +81,19 @@ int storage_release(struct storage *s, char *why);
 void storage_close(struct storage *s);
 
 /*
- * Unpin a recorded file by path after its snapshot is gone.  A watcher may
- * hold the file's lock for a moment after the snapshot disappeared, so a
- * busy file is retried for a few seconds.  A missing file is fine.
+ * Delete the file through its directory descriptor, only if its name
+ * still leads to our inode.  Return: 0 or -errno.
  */
-int storage_release_path(const char *path, char *why);
+int storage_remove(struct storage *s);
+
+/*
+ * Unpin a recorded file after its snapshot is gone: its path is walked
+ * without following symbolic links and must still lead to the recorded
+ * device and inode, else nothing is done (-ESTALE, -ELOOP).  A watcher may
+ * hold the file's lock for a moment after the snapshot disappeared, so a
+ * busy file is retried for a few seconds.  -ENOENT if it is missing.
+ */
+struct state_file;
+int storage_release_path(const struct state_file *rec, char *why);
 
 #endif

@@ -12,16 +12,18 @@
 #include "sf_internal.h"
 
 /* Open read-only, creating it if asked; *created says if we did. */
-static int open_file(const char *path, bool create, bool *created)
+static int open_file(int dirfd, const char *path, bool create, bool *created)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* O_NONBLOCK: a FIFO put in its place must not hang us. */
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+			O_NONBLOCK);
 
 	*created = false;
 	if (fd >= 0 || errno != ENOENT || !create)
 		return fd >= 0 ? fd : -errno;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_CREAT | O_EXCL | O_NOFOLLOW,
-		  0600);
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_CREAT | O_EXCL |
+		    O_NOFOLLOW | O_NONBLOCK, 0600);
 	if (fd < 0)
 		return -errno;
 	*created = true;
@@ -51,14 +53,22 @@ static int check_file(int fd, struct sf_file *f)
 
 int sf_open(const char *path, bool create, struct sf_file **out)
 {
+	return sf_openat(AT_FDCWD, path, create, NULL, out);
+}
+
+int sf_openat(int dirfd, const char *path, bool create, bool *was_created,
+	      struct sf_file **out)
+{
 	struct sf_file *f;
 	bool created;
 	int fd, ret;
 
+	if (was_created)
+		*was_created = false;
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
-	fd = open_file(path, create, &created);
+	fd = open_file(dirfd, path, create, &created);
 	if (fd < 0) {
 		free(f);
 		return fd;
@@ -68,7 +78,7 @@ int sf_open(const char *path, bool create, struct sf_file **out)
 	if (ret) {
 		/* Don't leave an empty file on, say, btrfs behind. */
 		if (created)
-			unlink(path);
+			unlinkat(dirfd, path, 0);
 		close(fd);
 		free(f);
 		return ret;
@@ -76,6 +86,8 @@ int sf_open(const char *path, bool create, struct sf_file **out)
 	f->fd = fd;
 	sf_ranges_init(&f->given);
 	*out = f;
+	if (was_created)
+		*was_created = created;
 	return 0;
 }
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Parsing of human sizes ("4G", "512MiB", "4096"). */
+/* Parsing of human sizes ("4G", "512MiB", "4MB", "4096"), as util-linux. */
 #include <ctype.h>
 #include <errno.h>
 #include <string.h>
@@ -17,13 +17,19 @@ static int unit_shift(char c)
 	return 10 * (int)(p - units + 1);
 }
 
-/* Accept nothing, "B", or after a unit letter also "iB". */
-static bool suffix_ok(const char *rest, bool had_unit)
+/*
+ * Accept nothing, "B", or after a unit letter also "iB"; *decimal says a
+ * unit letter was followed by a bare "B" ("KB": 1000, as util-linux).
+ */
+static bool suffix_ok(const char *rest, bool had_unit, bool *decimal)
 {
+	*decimal = false;
 	if (!*rest)
 		return true;
 	if (had_unit && (rest[0] == 'i' || rest[0] == 'I'))
 		rest++;
+	else if (had_unit)
+		*decimal = true;
 	return (rest[0] == 'B' || rest[0] == 'b') && rest[1] == '\0';
 }
 
@@ -31,6 +37,7 @@ int sf_parse_size(const char *s, uint64_t *bytes)
 {
 	uint64_t value = 0;
 	const char *p = s;
+	bool decimal;
 	int shift = 0;
 
 	if (!s || !bytes || !isdigit((unsigned char)*s))
@@ -46,10 +53,19 @@ int sf_parse_size(const char *s, uint64_t *bytes)
 
 	if (*p && unit_shift(*p) >= 0)
 		shift = unit_shift(*p++);
-	if (!suffix_ok(p, shift > 0))
+	if (!suffix_ok(p, shift > 0, &decimal))
 		return -EINVAL;
 	if (value == 0)
 		return -EINVAL;
+	if (decimal) {
+		for (int i = 0; i < shift / 10; i++) {
+			if (value > UINT64_MAX / 1000)
+				return -ERANGE;
+			value *= 1000;
+		}
+		*bytes = value;
+		return 0;
+	}
 	if (shift && value > (UINT64_MAX >> shift))
 		return -ERANGE;
 

@@ -51,9 +51,10 @@
 
 /**
  * sf_parse_size() - parse a human size such as "4G", "512M", "4096", "4k".
- * @s:     the text; binary units K, M, G, T, P (either case), optionally
- *         followed by "B" or "iB" ("4GiB", "4GB" are 4 GiB); a bare number or
- *         a bare "B" suffix means bytes.  No spaces, no sign, no fractions.
+ * @s:     the text; units K, M, G, T, P (either case) are binary, also
+ *         followed by "iB" ("4G", "4GiB": 4 GiB), and decimal when followed
+ *         by a bare "B" ("4GB": 4,000,000,000 bytes), as util-linux's
+ *         fallocate(1); a bare number or a bare "B" suffix means bytes.  No spaces, no sign, no fractions.
  * @bytes: out, the size in bytes.
  *
  * Return: 0; -EINVAL for NULL/empty text, a sign, junk or an unknown suffix,
@@ -383,6 +384,18 @@ struct sf_file;
  * -ENODEV (no sysfs entry for the device); -errno of open etc.
  */
 int sf_open(const char *path, bool create, struct sf_file **out);
+
+/**
+ * sf_openat() - sf_open() of @name relative to the directory @dirfd (an
+ * O_PATH descriptor is fine; AT_FDCWD for the working directory).
+ * @created: out, true if this call created the file (may be NULL).
+ *
+ * The file is opened O_NONBLOCK, so a FIFO in its place fails with
+ * -EINVAL instead of blocking.  A file it created and had to remove again
+ * is removed through @dirfd.
+ */
+int sf_openat(int dirfd, const char *name, bool create, bool *created,
+	      struct sf_file **out);
 
 /**
  * sf_close() - release the lock and free the handle.  Does NOT unpin: the

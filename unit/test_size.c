@@ -44,7 +44,16 @@ static void test_units(void **state)
 	assert_size("1T", 1ull << 40);
 	assert_size("2P", 2ull << 50);
 	assert_size("4GiB", 4ull << 30);
-	assert_size("4GB", 4ull << 30);
+	/*
+	 * As util-linux (fallocate -l 4MB is 4,000,000 bytes): "KB", "MB"...
+	 * are decimal, "K" and "KiB" binary.  On 2cf2299 "4GB" was 4 GiB
+	 * (issue 13 item 10).
+	 */
+	assert_size("4GB", 4000000000ull);
+	assert_size("4KB", 4000);
+	assert_size("4kb", 4000);
+	assert_size("512MB", 512000000ull);
+	assert_size("2PB", 2000000000000000ull);
 	assert_size("3kib", 3072);
 	assert_size("16383P", 16383ull << 50);
 }
@@ -79,6 +88,7 @@ static void test_rejects_overflow(void **state)
 	assert_size_err("99999999999999999999999", -ERANGE);
 	assert_size_err("16384P", -ERANGE);
 	assert_size_err("17179869184G", -ERANGE);
+	assert_size_err("18447PB", -ERANGE);
 	assert_size("17179869183G", 17179869183ull << 30);
 }
 

@@ -78,6 +78,11 @@ run add --snapshot nope f 1G; expect "usage: add bad snapshot id" 2 "invalid sna
 run take 1234;       expect "usage: take bad id" 2 "invalid snapshot id"
 run watch --step x f; expect "usage: watch bad step" 2 "--step: invalid size"
 run cbt;             expect "usage: cbt without subcommand" 2 "subcommand expected"
+# Issue 13 item 8; on 2cf2299 these said "invalid option -- '\x02'",
+# "invalid option -- 'h'" and "unrecognized option '--s'".
+run watch --json=1 f; expect "usage: argument to a flag" 2 "^blksnap-storage: watch: option '--json' doesn't allow an argument$"
+run add --help=x;    expect "usage: argument to --help" 2 "^blksnap-storage: add: option '--help' doesn't allow an argument$"
+run watch --s x f;   expect "usage: ambiguous option" 2 "^blksnap-storage: watch: option '--s' is ambiguous; possibilities: '--snapshot' '--step'$"
 run cbt frob;        expect "usage: cbt unknown subcommand" 2 "unknown subcommand 'frob'"
 run cbt mark-dirty /dev/null 5; expect "usage: cbt bad range" 2 "invalid range '5'"
 run cbt mark-dirty /dev/null 5:0; expect "usage: cbt zero-length range" 2 "invalid range '5:0'"
@@ -103,7 +108,8 @@ if [[ -e /dev/blksnap ]]; then
 	skip "/dev/blksnap exists (the module is loaded)" \
 		"no module: create" "no module: take" "no module: destroy" \
 		"no module: list" "no module: list --json" "no module: images" \
-		"no module: version" "no module: cbt info" "no module: cbt read" \
+		"no module: version" "no module: version prints the tool's" \
+		"no module: cbt info" "no module: cbt read" \
 		"no module: cbt mark-dirty" "no module: add" \
 		"no module: add leaves no file" "no module: add --snapshot" \
 		"no module: add --snapshot leaves no file" \
@@ -132,6 +138,9 @@ else
 	check_nomod "list --json" list list --json
 	check_nomod images images images $id
 	check_nomod version version version
+	# Issue 13 item 11: on 2cf2299 stdout was empty.
+	[[ $out == "blksnap-storage "[0-9]* ]] && pass "no module: version prints the tool's" ||
+		fail "no module: version prints the tool's" "stdout '$out'"
 	check_nomod "cbt info" "cbt info" cbt info
 	check_nomod "cbt read" "cbt read" cbt read /
 	check_nomod "cbt mark-dirty" "cbt mark-dirty" cbt mark-dirty / 0:8
@@ -142,7 +151,7 @@ else
 	check_nomod "add --snapshot" add add --snapshot $id "$WORK/new2.diff" 16M
 	[[ ! -e $WORK/new2.diff ]] && pass "no module: add --snapshot leaves no file" ||
 		fail "no module: add --snapshot leaves no file" "file exists"
-	: >"$WORK/empty.diff"
+	(umask 077 && : >"$WORK/empty.diff")	# mode 0600: a storage file may give others no access
 	check_nomod "add on an existing empty file" add add "$WORK/empty.diff" 16M
 	[[ -f $WORK/empty.diff && ! -s $WORK/empty.diff ]] &&
 		pass "no module: existing file untouched" ||
@@ -227,6 +236,25 @@ else
 	skip "no writable tmpfs at /dev/shm" "ranges: tmpfs refused"
 fi
 run ranges "$WORK/missing"; expect "ranges: missing file" 1 "missing: No such file or directory"
+# Issue 13 item 9: on 2cf2299 a newline in a path split the message in two.
+run ranges "$WORK/a
+b"
+if [[ $rc -eq 1 ]] && one_line_stderr && grep -q 'a\\nb: No such file or directory$' "$WORK/err"; then
+	pass "message: newline in a path stays one line"
+else
+	fail "message: newline in a path stays one line" "rc=$rc stderr=$err"
+fi
+run ranges "$WORK/esc$(printf '\033')[31mred"
+if [[ $rc -eq 1 ]] && grep -q 'esc\\x1b\[31mred' "$WORK/err"; then
+	pass "message: escape sequence in a path is escaped"
+else
+	fail "message: escape sequence in a path is escaped" "stderr=$(cat -v "$WORK/err")"
+fi
+# Issue 13 item 8: on 2cf2299 'ranges' hung in open() on a FIFO.
+mkfifo "$WORK/fifo"
+rc=0; timeout 10 "$BIN" ranges "$WORK/fifo" >"$WORK/out" 2>"$WORK/err" </dev/null || rc=$?
+err=$(cat "$WORK/err")
+expect "ranges: FIFO refused, no hang" 1 "fifo: not a regular file$"
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [[ $failed -eq 0 ]]

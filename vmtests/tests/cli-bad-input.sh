@@ -63,7 +63,8 @@ badn() {
 
 storage_fs
 mkdir -p /tmp/bi
-echo data > /mnt/st/existing
+# Mode 0600: a file readable by others is refused for that reason first.
+(umask 077 && echo data > /mnt/st/existing)
 echo data > /tmp/bi/tmpfile
 # The state directory itself may appear; nothing may be left in it.
 snapshot_files() { find /mnt/st /tmp/bi /run -xdev | grep -vx /run/blksnap | sort; }
@@ -210,9 +211,20 @@ bad 1 add --snapshot "$id" /mnt/st/f 100T
 bad 1 snapshot --storage /mnt/st/f --size 16M /dev/vdb -- true
 bad 1 cbt mark-dirty /dev/vdb $(($(sectors /dev/vdb) - 8)):16
 [ "$(cat /mnt/st/existing)" = data ] || fail "a refused add changed an existing file"
+# A file another blksnap-storage holds (locked) is busy, not a leftover
+# (issue 13 item 11: on 2cf2299 "exists and is not storage of this
+# snapshot ... delete it first").
+flock -o /mnt/st/existing sleep 30 &
+locker=$!
+sleep 1
+bad 1 add --snapshot "$id" /mnt/st/existing 1M
+grep -q "in use by another blksnap-storage process" /tmp/err ||
+	fail "a locked file is not reported busy: $(cat /tmp/err)"
+kill $locker; wait $locker 2>/dev/null
 id2=$(blksnap-storage create /dev/vdc) || fail "create of /dev/vdc failed"
-bad 1 add /mnt/st/f 1M
-bad 1 watch /mnt/st/f
+# Several snapshots and no --snapshot: a usage error (exit 1 on 2cf2299).
+bad 2 add /mnt/st/f 1M
+bad 2 watch /mnt/st/f
 run blksnap-storage add --snapshot "$id" /mnt/st/s1 16M > /dev/null
 bad 1 add --snapshot "$id2" /mnt/st/s1 16M
 run blksnap-storage take "$id"

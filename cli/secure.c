@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Paths another user cannot redirect (see secure.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "secure.h"
+#include "storage.h"
+
+static int say(char *why, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int say(char *why, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, WHY_LEN, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+/* Owned by root or us, and only the owner may write (sticky dirs aside). */
+static int check_dir(const char *path, const struct stat *st,
+		     const char *what, char *why)
+{
+	if (st->st_uid != 0 && st->st_uid != geteuid())
+		return say(why, -EPERM, "%s: %s owned by uid %u: use one "
+			   "owned by root, that no other user can write to",
+			   path, what, (unsigned int)st->st_uid);
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX))
+		return say(why, -EPERM, "%s: %s writable by other users (mode "
+			   "%04o): use one only root can write to, or "
+			   "'chmod go-w' it", path, what,
+			   (unsigned int)(st->st_mode & 07777));
+	return 0;
+}
+
+int secure_open_dir(const char *dir, bool strict, const char *what,
+		    char *why)
+{
+	char path[PATH_MAX], *p, *next, *cut = NULL;
+	bool first = true;
+	struct stat st;
+	int fd, sub;
+
+	if (dir[0] != '/' || strlen(dir) >= sizeof(path))
+		return say(why, -EINVAL, "%s: not an absolute path", dir);
+	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return say(why, -errno, "/: %s", strerror(errno));
+	strcpy(path, dir);
+	p = path;
+	for (;;) {
+		if (fstat(fd, &st) < 0) {
+			sub = -errno;
+			close(fd);
+			return say(why, sub, "%s: %s", first ? "/" : path,
+				   strerror(-sub));
+		}
+		if (strict && (sub = check_dir(first ? "/" : path, &st,
+					       what, why))) {
+			close(fd);
+			return sub;
+		}
+		if (cut)
+			*cut = '/';	/* path is the whole of @dir again */
+		while (*p == '/')
+			p++;
+		if (!*p)
+			return fd;
+		next = strchr(p, '/');
+		if (next)
+			*next = '\0';	/* path: up to this component */
+		cut = next;
+		if (!strcmp(p, ".") || !strcmp(p, "..")) {
+			close(fd);
+			return say(why, -EINVAL, "%s: '.' or '..' in the path",
+				   dir);
+		}
+		sub = openat(fd, p, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+			     O_CLOEXEC);
+		if (sub < 0) {
+			int err = errno;
+
+			if ((err == ENOTDIR || err == ELOOP) &&
+			    fstatat(fd, p, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISLNK(st.st_mode))
+				say(why, -ELOOP, next ? "%s: a symbolic link "
+				    "on the way to the %s: give its real path" :
+				    "%s: %s is a symbolic link: give its real "
+				    "path", path, what);
+			else
+				say(why, -err, "%s: %s", path, strerror(err));
+			close(fd);
+			return -err;
+		}
+		close(fd);
+		fd = sub;
+		first = false;
+		p = next ? next : p + strlen(p);
+	}
+}
+
+int secure_check_file(const struct stat *st, char *why)
+{
+	if (S_ISLNK(st->st_mode))
+		return say(why, -ELOOP, "is a symbolic link: give the real path");
+	if (!S_ISREG(st->st_mode))
+		return say(why, -EINVAL, "not a regular file");
+	if (st->st_uid != geteuid())
+		return say(why, -EPERM, "owned by uid %u, not by uid %u: "
+			   "blksnap-storage only uses files it owns; delete it "
+			   "and let blksnap-storage create it",
+			   (unsigned int)st->st_uid, (unsigned int)geteuid());
+	if (st->st_mode & (S_IRWXG | S_IRWXO))
+		return say(why, -EPERM, "mode %04o gives group or others "
+			   "access to what the snapshot writes there: delete "
+			   "it and let blksnap-storage create it (mode 0600)",
+			   (unsigned int)(st->st_mode & 07777));
+	if (st->st_nlink != 1)
+		return say(why, -EMLINK, "has %lu links: another name could "
+			   "reach its blocks; remove the other links",
+			   (unsigned long)st->st_nlink);
+	return 0;
+}
+
+int secure_split(const char *path, char *dir, size_t len, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash || path[0] != '/' || !slash[1])
+		return -EINVAL;
+	if ((size_t)(slash - path) + 2 > len)
+		return -ENAMETOOLONG;
+	if (slash == path) {
+		strcpy(dir, "/");
+	} else {
+		memcpy(dir, path, slash - path);
+		dir[slash - path] = '\0';
+	}
+	*base = slash + 1;
+	return 0;
+}
