@@ -1,5 +1,5 @@
 # VM tests: the built kernel in QEMU with the initramfs from vmtests/.
-#   make vmtest [TESTS="name ..."] [DEBUG=1] [VM_ACCEL=kvm]
+#   make vmtest [TESTS="name ..."] [DEBUG=1] [VM_ACCEL=kvm] [VM_JOBS=guests at once]
 
 VM_PKGS     := qemu-system-x86 busybox-static e2fsprogs xfsprogs fio dmsetup \
                cpio util-linux
@@ -29,10 +29,12 @@ $(INITRAMFS): $(BLKSNAP_KO) $(CLI_BIN) $(BSCTL) $(VM_INPUTS) | vm-deps
 ifeq ($(DEBUG),1)
 VM_TIMEOUT_SCALE ?= 4
 VM_APPEND ?= acpi=off
+# One debug guest keeps about one host core busy: run two at once.
+VM_JOBS ?= 2
 endif
 
 vmtest: $(if $(filter 1,$(VM_SKIP_KERNEL)),,kernel) cli $(INITRAMFS) ## run the VM tests in QEMU (TESTS="a b" to pick, DEBUG=1 for the debug kernel)
-	@VM_TIMEOUT_SCALE=$(or $(VM_TIMEOUT_SCALE),1) VM_APPEND="$(VM_APPEND)" vmtests/run.sh $(BZIMAGE) $(INITRAMFS) $(VM_OUT) $(TESTS)
+	@VM_TIMEOUT_SCALE=$(or $(VM_TIMEOUT_SCALE),1) VM_APPEND="$(VM_APPEND)" VM_JOBS=$(or $(VM_JOBS),1) vmtests/run.sh $(BZIMAGE) $(INITRAMFS) $(VM_OUT) $(TESTS)
 
 .PHONY: prove-seed-defects
 prove-seed-defects: $(if $(filter 1,$(VM_SKIP_KERNEL)),,kernel) cli $(BSCTL) | vm-deps ## show that each fixed seed defect makes its test fail

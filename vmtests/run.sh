@@ -7,7 +7,8 @@
 # A test with a "# reboot: NAME" line is followed by a hard power-off and
 # a second boot on the same disks that runs NAME.sh (see guest/init).
 # env:   VM_ACCEL=kvm to use KVM (TCG by default: KVM guests hang here),
-#        VM_MEM (MiB, default 2048), VM_CPUS (default 2)
+#        VM_MEM (MiB, default 2048), VM_CPUS (default 2),
+#        VM_JOBS (guests at once, default 1)
 set -uo pipefail
 
 bzimage=$1 initramfs=$2 outdir=$3
@@ -38,6 +39,57 @@ for t in "${tests[@]}"; do
 	[ -n "${is_followup[$t]:-}" ] || kept+=("$t")
 done
 tests=("${kept[@]}")
+
+# VM_JOBS=N (N > 1): N guests at once, each in its own directory with its
+# own disks, on a share of the tests (longest declared timeouts first, each
+# to the least loaded guest). A guest running the debug kernel keeps about
+# one host core busy, so on two cores two guests take half the time.
+jobs=${VM_JOBS:-1}
+case "$jobs" in '' | *[!0-9]* | 0) echo "run.sh: VM_JOBS must be a positive integer" >&2; exit 2 ;; esac
+if [ "$jobs" -gt 1 ] && [ ${#tests[@]} -gt 1 ]; then
+	[ "$jobs" -le ${#tests[@]} ] || jobs=${#tests[@]}
+	declare -a load share
+	for ((j = 0; j < jobs; j++)); do load[j]=0 share[j]=; done
+	while read -r secs t; do
+		best=0
+		for ((j = 1; j < jobs; j++)); do
+			[ "${load[j]}" -lt "${load[best]}" ] && best=$j
+		done
+		load[best]=$((load[best] + secs))
+		share[best]="${share[best]} $t"
+	done < <(for t in "${tests[@]}"; do
+			t_secs=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "$here/tests/$t.sh" | head -n 1)
+			echo "${t_secs:-300} $t"
+		done | sort -k1,1nr -k2,2)
+	mkdir -p "$outdir"
+	pids=()
+	for ((j = 0; j < jobs; j++)); do
+		echo "guest $((j + 1)) of $jobs:${share[j]}"
+		# shellcheck disable=SC2086 # the share is a list of test names
+		VM_JOBS=1 "$0" "$bzimage" "$initramfs" "$outdir/job$((j + 1))" ${share[j]} \
+			> "$outdir/job$((j + 1)).log" 2>&1 &
+		pids+=($!)
+	done
+	rc=0
+	for p in "${pids[@]}"; do wait "$p" || rc=1; done
+	passed=0 failed=0 skipped=0
+	for ((j = 0; j < jobs; j++)); do
+		log=$outdir/job$((j + 1)).log
+		# Each guest's own lines, without its closing count: one count for all.
+		grep -avE '^[0-9]+ passed, [0-9]+ failed' "$log"
+		read -r p f s < <(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1 |
+			awk '{print $1, $3, $5 + 0}')
+		if [ -z "${p:-}" ]; then
+			echo "FAIL guest $((j + 1)) of $jobs: run.sh ended without a count; see $log"
+			p=0 f=1 s=0
+		fi
+		passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+		unset p f s
+	done
+	echo "$passed passed, $failed failed, $skipped skipped"
+	[ "$failed" -eq 0 ] && [ "$rc" -eq 0 ]
+	exit
+fi
 
 bad_pattern='BUG:|WARNING:|Oops|KASAN|UBSAN|possible circular|possible recursive|inconsistent lock|blocked for more than|kmemleak:.*new suspected|general protection|Kernel panic'
 mkdir -p "$outdir"
