@@ -16,6 +16,7 @@ include mk/userland.mk
 -include mk/standalone.mk
 -include mk/demo.mk
 -include mk/bench.mk
+-include mk/deb.mk
 
 check: ## unit tests, CLI host tests and the VM tests (DEBUG=1: on the debug kernel)
 	@scripts/check.sh $(if $(DEBUG),DEBUG=$(DEBUG))
