@@ -19,6 +19,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include <linux/blksnap.h>
+#include <linux/fs.h>
+#include <linux/fsmap.h>
 
 static int ctl_fd = -1;
 
@@ -527,6 +529,50 @@ static int cmd_sum(int argc, char **argv)
 	return 0;
 }
 
+/* fsmap MOUNTPOINT: every GETFSMAP record, "dev physical length owner flags". */
+static int cmd_fsmap(int argc, char **argv)
+{
+	struct fsmap_head *h;
+	int fd;
+
+	if (argc != 1)
+		return 2;
+	fd = open(argv[0], O_RDONLY);
+	h = calloc(1, fsmap_sizeof(128));
+	if (fd < 0 || !h) {
+		printf("ERR %s\n", errname(errno));
+		return 1;
+	}
+	h->fmh_keys[1].fmr_device = UINT32_MAX;
+	h->fmh_keys[1].fmr_flags = UINT32_MAX;
+	h->fmh_keys[1].fmr_physical = UINT64_MAX;
+	h->fmh_keys[1].fmr_owner = UINT64_MAX;
+	h->fmh_keys[1].fmr_offset = UINT64_MAX;
+	for (;;) {
+		h->fmh_count = 128;
+		if (ioctl(fd, FS_IOC_GETFSMAP, h) < 0) {
+			printf("ERR %s\n", errname(errno));
+			return 1;
+		}
+		if (!h->fmh_entries)
+			break;
+		for (unsigned int i = 0; i < h->fmh_entries; i++) {
+			struct fsmap *r = &h->fmh_recs[i];
+
+			printf("%u:%u %llu %llu %lld %#x\n",
+			       (r->fmr_device >> 8) & 0xfff,
+			       (r->fmr_device & 0xff) | ((r->fmr_device >> 12) & 0xfff00),
+			       (unsigned long long)r->fmr_physical,
+			       (unsigned long long)r->fmr_length,
+			       (long long)r->fmr_owner, r->fmr_flags);
+		}
+		if (h->fmh_recs[h->fmh_entries - 1].fmr_flags & FMR_OF_LAST)
+			break;
+		fsmap_advance(h);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd;
@@ -542,6 +588,8 @@ int main(int argc, char **argv)
 		return cmd_sum(argc - 2, argv + 2);
 	if (!strcmp(cmd, "nowait-write"))
 		return cmd_nowait_write(argc - 2, argv + 2);
+	if (!strcmp(cmd, "fsmap"))
+		return cmd_fsmap(argc - 2, argv + 2);
 	ctl_fd = open(BLK_SNAP_CTL, O_RDWR);
 	if (ctl_fd < 0) {
 		printf("ERR %s\n", errname(errno));
