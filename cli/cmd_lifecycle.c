@@ -181,17 +181,21 @@ static int release_files(const struct blk_snap_uuid *id)
 		return state_report(ret);
 	for (size_t i = 0; i < count; i++) {
 		ret = storage_release_path(&files[i], why);
-		if (ret == -ENOENT) {
+		if (ret == -ENOENT || ret == -ESTALE) {
 			/*
-			 * Nothing to unpin here, and another destroy would
-			 * not find it either: forget it, but say where the
-			 * file, still immutable if it was moved, can be found
-			 * (issue 13 item 6: this said "unpinned").
+			 * Nothing of ours to unpin here, and another destroy
+			 * would not find it either: forget it, but say where
+			 * the file, still immutable if it was moved, can be
+			 * found (issue 13 item 6: this said "unpinned";
+			 * review S1: another file at the name kept the
+			 * record for ever).
 			 */
-			report(files[i].path, "not found at its recorded path, "
-			       "record forgotten; if it was moved it is still "
-			       "immutable: 'find MOUNTPOINT -xdev -inum %llu' on "
-			       "device %u:%u finds it, 'chattr -i' frees it",
+			report(files[i].path, "%s; record forgotten; if it was "
+			       "moved it is still immutable: 'find MOUNTPOINT "
+			       "-xdev -inum %llu' on device %u:%u finds it, "
+			       "'chattr -i' frees it",
+			       ret == -ENOENT ? "not found at its recorded path"
+					      : why,
 			       (unsigned long long)files[i].ino,
 			       major(files[i].dev), minor(files[i].dev));
 			missing = true;
@@ -366,7 +370,9 @@ static const char list_help[] =
 	" blksnap-storage list [options]\n"
 	"\n"
 	"List the snapshots, one per line, tab-separated:\n"
-	"  ID  taken|created  storage files (comma-separated, or -)\n"
+	"  ID  taken|created|gone  storage files (comma-separated, or -)\n"
+	"'gone': the kernel no longer knows the snapshot (the module was\n"
+	"reloaded), but its files are still pinned: 'destroy ID' frees them.\n"
 	"Backslash, tab, comma and control characters in a path are written\n"
 	"as \\\\, \\t and \\xNN.\n"
 	"\n"
@@ -395,21 +401,44 @@ static void put_list_path(const char *path)
 	}
 }
 
-static void list_one(struct json *j, int ctl, const struct blk_snap_uuid *id)
+/*
+ * @ctl -1: a snapshot the kernel no longer knows, only recorded here.
+ * A snapshot whose images or records cannot be read is not listed (a
+ * script must not read "no storage" or "not taken" from it): one line on
+ * stderr says why, and false is returned.
+ */
+static bool list_one(struct json *j, int ctl, const struct blk_snap_uuid *id)
 {
 	char text[BSC_UUID_LEN + 1];
 	struct state_file *files = NULL;
 	struct blk_snap_image_info *img = NULL;
 	unsigned int count = 0;
 	size_t nfiles = 0;
-	bool taken;
+	bool taken = false;
+	const char *state;
+	int ret = 0;
 
 	bsc_uuid_format(id, text);
-	snapshot_images(ctl, id, &img, &count, &taken);
-	state_files(id, &files, &nfiles);
+	if (ctl >= 0)
+		ret = snapshot_images(ctl, id, &img, &count, &taken);
+	if (ret == -ENOENT)	/* destroyed since the list was taken */
+		return true;
+	if (ret) {
+		report(text, "cannot read its images, not listed: %s",
+		       strerror(-ret));
+		return false;
+	}
+	state = ctl < 0 ? "gone" : taken ? "taken" : "created";
+	ret = state_files(id, &files, &nfiles);
+	if (ret) {
+		state_report(ret);
+		free(img);
+		return false;
+	}
 	if (j) {
 		json_object_begin(j, NULL);
 		json_string(j, "id", text);
+		json_string(j, "state", state);
 		json_bool(j, "taken", taken);
 		json_images(j, img, count);
 		json_array_begin(j, "storage");
@@ -418,7 +447,7 @@ static void list_one(struct json *j, int ctl, const struct blk_snap_uuid *id)
 		json_array_end(j);
 		json_object_end(j);
 	} else {
-		printf("%s\t%s\t", text, taken ? "taken" : "created");
+		printf("%s\t%s\t", text, state);
 		for (size_t i = 0; i < nfiles; i++) {
 			fputs(i ? "," : "", stdout);
 			put_list_path(files[i].path);
@@ -427,13 +456,15 @@ static void list_one(struct json *j, int ctl, const struct blk_snap_uuid *id)
 	}
 	state_free_files(files, nfiles);
 	free(img);
+	return true;
 }
 
 int cmd_list(int argc, char **argv)
 {
-	struct blk_snap_uuid *ids;
+	struct blk_snap_uuid *ids, *recorded;
 	unsigned int count;
-	bool json = false;
+	size_t nrecorded;
+	bool json = false, ok = true;
 	struct json j;
 	int ret, ctl;
 
@@ -456,7 +487,28 @@ int cmd_list(int argc, char **argv)
 		json_array_begin(&j, "snapshots");
 	}
 	for (unsigned int i = 0; i < count; i++)
-		list_one(json ? &j : NULL, ctl, &ids[i]);
+		ok &= list_one(json ? &j : NULL, ctl, &ids[i]);
+	/*
+	 * Records of snapshots the kernel no longer knows (the module was
+	 * reloaded): their files are still pinned until 'destroy ID'.
+	 */
+	ret = state_ids(&recorded, &nrecorded);
+	if (ret) {
+		state_report(ret);
+		ok = false;
+	} else {
+		for (size_t r = 0; r < nrecorded; r++) {
+			bool known = false;
+
+			for (unsigned int i = 0; i < count && !known; i++)
+				known = !memcmp(&ids[i], &recorded[r],
+						sizeof(ids[i]));
+			if (!known)
+				ok &= list_one(json ? &j : NULL, -1,
+					       &recorded[r]);
+		}
+		free(recorded);
+	}
 	if (json) {
 		json_array_end(&j);
 		json_object_end(&j);
@@ -464,7 +516,7 @@ int cmd_list(int argc, char **argv)
 	}
 	free(ids);
 	close(ctl);
-	return EXIT_OK;
+	return ok ? EXIT_OK : EXIT_RUNTIME;
 }
 
 /* ------------------------------------------------------------------ */

@@ -48,6 +48,58 @@ static int explain(const char *path, int fd, int ret, uint32_t flag)
 	return EXIT_RUNTIME;
 }
 
+/*
+ * Open @path for reading only if it is a regular file, without following
+ * a symbolic link: opening a device node can have effects of its own (a
+ * watchdog arms, a tape rewinds), so the name is looked at with O_PATH
+ * first and reopened through /proc/self/fd only once it is known to be a
+ * regular file, and the reopened file must be the same inode. Reports
+ * and returns -1 on failure.
+ */
+static int open_regular(const char *path, struct stat *st)
+{
+	char proc[64];
+	struct stat again;
+	int pfd, fd;
+
+	pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0) {
+		fail(path, -errno);
+		return -1;
+	}
+	if (fstat(pfd, st) < 0) {
+		fail(path, -errno);
+		close(pfd);
+		return -1;
+	}
+	if (S_ISLNK(st->st_mode)) {
+		report(path, "is a symbolic link: give the path of the file "
+		       "itself");
+		close(pfd);
+		return -1;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		report(path, "not a regular file");
+		close(pfd);
+		return -1;
+	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	fd = open(proc, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		fail(path, -errno);
+		close(pfd);
+		return -1;
+	}
+	close(pfd);
+	if (fstat(fd, &again) < 0 || again.st_dev != st->st_dev ||
+	    again.st_ino != st->st_ino || !S_ISREG(again.st_mode)) {
+		report(path, "changed while it was being opened: try again");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* FIEMAP -> aligned ranges; @ranges replaced. */
 static int file_ranges(int fd, dev_t dev, struct sf_ranges *ranges,
 		       uint32_t *flag)
@@ -85,15 +137,9 @@ int cmd_ranges(int argc, char **argv)
 		return usage_error(argc == optind ? "FILE expected"
 						  : "too many arguments");
 	path = argv[optind];
-	/* O_NONBLOCK: a FIFO fails the regular-file check instead of hanging. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = open_regular(path, &st);
 	if (fd < 0)
-		return fail(path, -errno);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		report(path, "not a regular file");
 		return EXIT_RUNTIME;
-	}
 	ret = file_ranges(fd, st.st_dev, &ranges, &flag);
 	if (ret) {
 		explain(path, fd, ret, flag);

@@ -2,6 +2,7 @@
 /* Error reporting, argument parsing and snapshot selection for commands. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,8 @@ const char *cmd_name = "";
 
 void write_line(int fd, const char *prefix, const char *fmt, va_list ap)
 {
-	char line[1024], out[1024 * 4 + 2];
+	/* The object, and a sentence that may name two more paths. */
+	char line[3 * PATH_MAX + 1024], out[sizeof(line) * 4 + 2];
 	size_t n = 0;
 	int len;
 
@@ -46,7 +48,7 @@ void write_line(int fd, const char *prefix, const char *fmt, va_list ap)
 
 void report(const char *object, const char *fmt, ...)
 {
-	char prefix[512];
+	char prefix[PATH_MAX + 256];
 	va_list ap;
 
 	snprintf(prefix, sizeof(prefix), "%s: %s%s%s%s", PROGRAM_NAME,
@@ -66,17 +68,37 @@ int fail(const char *object, int err)
 
 int usage_error(const char *fmt, ...)
 {
+	char prefix[PATH_MAX + 256];
 	va_list ap;
 
-	fprintf(stderr, "%s: ", PROGRAM_NAME);
-	if (cmd_name && *cmd_name)
-		fprintf(stderr, "%s: ", cmd_name);
+	/* The argument quoted in the line may hold anything: one line. */
+	snprintf(prefix, sizeof(prefix), "%s: %s%s", PROGRAM_NAME,
+		 cmd_name ? cmd_name : "", cmd_name && *cmd_name ? ": " : "");
+	fflush(stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	write_line(STDERR_FILENO, prefix, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry '%s%s%s --help' for more information.\n",
+	fprintf(stderr, "Try '%s%s%s --help' for more information.\n",
 		PROGRAM_NAME, *cmd_name ? " " : "", cmd_name);
 	return EXIT_USAGE;
+}
+
+/*
+ * Under kernel lockdown (what Secure Boot switches on) the kernel loads
+ * only modules signed by a key it trusts; DKMS signs with its own key,
+ * which the user must enrol before the module can load.
+ */
+static bool kernel_locked_down(void)
+{
+	char line[128] = "";
+	FILE *f = fopen("/sys/kernel/security/lockdown", "re");
+
+	if (!f)
+		return false;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = '\0';
+	fclose(f);
+	return strstr(line, "[integrity]") || strstr(line, "[confidentiality]");
 }
 
 int open_ctl(void)
@@ -85,9 +107,11 @@ int open_ctl(void)
 
 	if (fd >= 0)
 		return fd;
-	if (fd == -ENOENT || fd == -ENXIO || fd == -ENODEV)
+	if (fd == -ENOENT || fd == -ENXIO || fd == -ENODEV) {
 		report(BLK_SNAP_CTL, "not found (is the blksnap module loaded?)");
-	else
+		if (kernel_locked_down())
+			report(NULL, "the kernel is locked down (Secure Boot) and loads only modules signed by a key it trusts: enrol the DKMS signing key with 'mokutil --import /var/lib/dkms/mok.pub', reboot and confirm it in the MOK manager, then modprobe blksnap");
+	} else
 		fail(BLK_SNAP_CTL, fd);
 	return -1;
 }
@@ -237,11 +261,19 @@ static void long_option_error(const char *arg, const struct option *longopts)
 int next_option(int argc, char **argv, const char *shortopts,
 		const struct option *longopts)
 {
-	int c;
+	int c, start = optind;
 
 	opterr = 0;
 	c = getopt_long(argc, argv, shortopts, longopts, NULL);
-	if (c == '?' && optind > 0 && !strncmp(argv[optind - 1], "--", 2))
+	/*
+	 * A long option is its own argument, so getopt moves past it; an
+	 * invalid letter inside a cluster ("-zz") does not move optind, and
+	 * argv[optind - 1] is then whatever came before, maybe "--json".
+	 * glibc sets optopt to 0 for an unknown or ambiguous long option and
+	 * to the letter for a short one.
+	 */
+	if (c == '?' && optind > 0 && !strncmp(argv[optind - 1], "--", 2) &&
+	    (optopt == 0 || optind != start))
 		long_option_error(argv[optind - 1], longopts);
 	else if (c == '?')
 		usage_error("invalid option -- '%c'", optopt);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -75,6 +76,67 @@ int device_resolve(const char *arg, dev_t *dev, const char **cause)
 		return -ENOTBLK;
 	}
 	*dev = st.st_dev;
+	return 0;
+}
+
+/* The unsigned number in sysfs file @dir/@name. */
+static int sysfs_u64(const char *dir, const char *name, uint64_t *val)
+{
+	char path[96], buf[32], *end;
+	int fd, ret = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		ret = -errno;
+	close(fd);
+	if (ret)
+		return ret;
+	buf[n] = '\0';
+	errno = 0;
+	*val = strtoull(buf, &end, 10);
+	if (errno || end == buf || (*end && *end != '\n'))
+		return -EINVAL;
+	return 0;
+}
+
+int device_partition(dev_t dev, dev_t *whole, uint64_t *start,
+		     uint64_t *sectors)
+{
+	char dir[64], path[96], buf[32];
+	unsigned int maj, min;
+	uint64_t number;
+	int fd, ret;
+	ssize_t n;
+
+	snprintf(dir, sizeof(dir), "/sys/dev/block/%u:%u", major(dev),
+		 minor(dev));
+	ret = sysfs_u64(dir, "partition", &number);
+	if (ret)
+		return ret == -ENOENT ? -ENOENT : ret;
+	ret = sysfs_u64(dir, "start", start);
+	if (!ret)
+		ret = sysfs_u64(dir, "size", sectors);
+	if (ret)
+		return ret;
+	/* A partition's sysfs directory is inside its disk's. */
+	snprintf(path, sizeof(path), "%s/../dev", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	ret = n < 0 ? -errno : 0;
+	close(fd);
+	if (ret)
+		return ret;
+	buf[n] = '\0';
+	if (sscanf(buf, "%u:%u", &maj, &min) != 2)
+		return -EINVAL;
+	*whole = makedev(maj, min);
 	return 0;
 }
 

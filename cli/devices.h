@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /*
@@ -19,6 +20,16 @@ int device_resolve(const char *arg, dev_t *dev, const char **cause);
 
 /* "/dev/sda1" from sysfs (DEVNAME), or "MAJ:MIN" if sysfs does not know. */
 void device_name(dev_t dev, char *buf, size_t len);
+
+/*
+ * device_partition() - where partition @dev lies on its whole disk.
+ * @whole:   out, the disk.
+ * @start:   out, its first sector on @whole (512-byte units).
+ * @sectors: out, its size in the same units.
+ * Return: 0, -ENOENT if @dev is not a partition, or -errno.
+ */
+int device_partition(dev_t dev, dev_t *whole, uint64_t *start,
+		     uint64_t *sectors);
 
 /* "MAJ:MIN" */
 void device_number(dev_t dev, char *buf, size_t len);

@@ -108,6 +108,120 @@ int secure_open_dir(const char *dir, bool strict, const char *what,
 	}
 }
 
+/* Symbolic links followed in one path at most, as the kernel allows. */
+#define MAX_LINKS	40
+
+/*
+ * Append component @c (not "." or "..") to the resolved path @res, or
+ * follow it if it is a symbolic link root may trust; @rest is what is
+ * left of the path to resolve, and a link's target is put in front of it.
+ */
+static int resolve_step(char *res, const char *c, char *rest, int *links,
+			char *why)
+{
+	char link[PATH_MAX], tmp[PATH_MAX], dir[PATH_MAX];
+	size_t rl = strlen(res);
+	struct stat st, dst;
+	ssize_t n;
+
+	if (rl + 1 + strlen(c) >= PATH_MAX)
+		return say(why, -ENAMETOOLONG, "%s/%s: path too long", res, c);
+	snprintf(dir, sizeof(dir), "%s", rl ? res : "/");
+	snprintf(res + rl, PATH_MAX - rl, "/%s", c);
+	if (lstat(res, &st) < 0)
+		return say(why, -errno, "%s: %s", res, strerror(errno));
+	if (!S_ISLNK(st.st_mode))
+		return 0;
+	/*
+	 * Only a link nobody else could have made or changed: ours, in a
+	 * directory only we can change (sticky ones: only the link's owner
+	 * can replace it). Anyone else's link would choose for root which
+	 * directory the checks below are made on.
+	 */
+	if (st.st_uid != 0 && st.st_uid != geteuid())
+		return say(why, -ELOOP, "%s: a symbolic link owned by uid %u: "
+			   "blksnap-storage follows only root's; give the "
+			   "real path", res, (unsigned int)st.st_uid);
+	if (lstat(dir, &dst) < 0)
+		return say(why, -errno, "%s: %s", dir, strerror(errno));
+	if (check_dir(dir, &dst, "directory holding a symbolic link", why))
+		return -ELOOP;
+	if (++*links > MAX_LINKS)
+		return say(why, -ELOOP, "%s: too many symbolic links", res);
+	n = readlink(res, link, sizeof(link) - 1);
+	if (n < 0)
+		return say(why, -errno, "%s: %s", res, strerror(errno));
+	link[n] = '\0';
+	if (snprintf(tmp, sizeof(tmp), "%s/%s", link, rest) >= (int)sizeof(tmp))
+		return say(why, -ENAMETOOLONG, "%s: path too long", res);
+	strcpy(rest, tmp);
+	/* An absolute target starts again from /, a relative one here. */
+	if (link[0] == '/')
+		res[0] = '\0';
+	else
+		res[rl] = '\0';
+	return 0;
+}
+
+int secure_resolve(const char *path, char *out, size_t len, char *why)
+{
+	char rest[PATH_MAX], res[PATH_MAX] = "", *c, *next;
+	int links = 0, ret;
+
+	if (!*path)
+		return say(why, -ENOENT, "empty path");
+	if (path[0] == '/') {
+		if (strlen(path) >= sizeof(rest))
+			return say(why, -ENAMETOOLONG, "path too long");
+		strcpy(rest, path);
+	} else {
+		if (!getcwd(res, sizeof(res)))
+			return say(why, -errno, "current directory: %s",
+				   strerror(errno));
+		if (snprintf(rest, sizeof(rest), "%s/%s", res, path) >=
+		    (int)sizeof(rest))
+			return say(why, -ENAMETOOLONG, "path too long");
+		res[0] = '\0';
+	}
+	while (rest[0]) {
+		for (c = rest; *c == '/'; c++)
+			;
+		next = strchr(c, '/');
+		if (next)
+			*next++ = '\0';
+		else
+			next = c + strlen(c);
+		if (!*c || !strcmp(c, ".")) {
+			memmove(rest, next, strlen(next) + 1);
+			continue;
+		}
+		if (!strcmp(c, "..")) {
+			/* @res holds no link: its parent is textual. */
+			char *slash = strrchr(res, '/');
+
+			if (slash)
+				*slash = '\0';
+			memmove(rest, next, strlen(next) + 1);
+			continue;
+		}
+		{
+			char comp[NAME_MAX + 1];
+
+			if (strlen(c) > NAME_MAX)
+				return say(why, -ENAMETOOLONG, "%s: name too "
+					   "long", c);
+			strcpy(comp, c);
+			memmove(rest, next, strlen(next) + 1);
+			ret = resolve_step(res, comp, rest, &links, why);
+			if (ret)
+				return ret;
+		}
+	}
+	if (snprintf(out, len, "%s", res[0] ? res : "/") >= (int)len)
+		return say(why, -ENAMETOOLONG, "path too long");
+	return 0;
+}
+
 int secure_check_file(const struct stat *st, char *why)
 {
 	if (S_ISLNK(st->st_mode))

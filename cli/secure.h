@@ -35,6 +35,15 @@
 int secure_open_dir(const char *dir, bool strict, const char *what,
 		    char *why);
 
+/*
+ * secure_resolve() - @path (relative to the current directory, or
+ * absolute) as an absolute path without symbolic links, "." or "..".
+ * A symbolic link on the way is followed only if root could trust it:
+ * owned by root (or us), in a directory that passes the rules above.
+ * Every component must exist. Return: 0, or -errno with @why set.
+ */
+int secure_resolve(const char *path, char *out, size_t len, char *why);
+
 /* An existing storage file's status @st is acceptable (see above). */
 int secure_check_file(const struct stat *st, char *why);
 

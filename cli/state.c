@@ -62,6 +62,7 @@ int state_report(int ret)
  */
 static int check_state_dir(void)
 {
+	struct stat st;
 	int fd;
 
 	*last_why = '\0';
@@ -72,6 +73,17 @@ static int check_state_dir(void)
 	}
 	if (fd < 0)
 		return fd;
+	/*
+	 * Sticky is not enough here: anybody could still create entries
+	 * named like snapshots that every later command would trip on.
+	 */
+	if (fstat(fd, &st) == 0 && (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		close(fd);
+		return say(-EPERM, "%s: state directory writable by other "
+			   "users (mode %04o): use one only root can write to, "
+			   "or 'chmod go-w' it", state_dir(),
+			   (unsigned int)(st.st_mode & 07777));
+	}
 	close(fd);
 	return 0;
 }
@@ -100,28 +112,6 @@ const char *state_dir(void)
 	return dir && *dir ? dir : STATE_DIR_DEFAULT;
 }
 
-int state_canonical_path(const char *path, char *out, size_t len)
-{
-	char dir_copy[PATH_MAX], base_copy[PATH_MAX], real[PATH_MAX];
-	const char *base;
-	int n;
-
-	if (strlen(path) >= sizeof(dir_copy))
-		return -ENAMETOOLONG;
-	/* A newline would break the one-path-per-line state file. */
-	if (strchr(path, '\n'))
-		return -EINVAL;
-	strcpy(dir_copy, path);
-	strcpy(base_copy, path);
-	base = basename(base_copy);
-	if (!*base || !strcmp(base, ".") || !strcmp(base, "..") || !strcmp(base, "/"))
-		return -EISDIR;
-	if (!realpath(dirname(dir_copy), real))
-		return -errno;
-	n = snprintf(out, len, "%s/%s", strcmp(real, "/") ? real : "", base);
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
 static void snapshot_dir(const struct blk_snap_uuid *id, char *buf, size_t len)
 {
 	char text[BSC_UUID_LEN + 1];
@@ -130,33 +120,44 @@ static void snapshot_dir(const struct blk_snap_uuid *id, char *buf, size_t len)
 	snprintf(buf, len, "%s/%s", state_dir(), text);
 }
 
-static int mkdir_p(const char *path)
+/*
+ * Create the state directory itself, mode 0700, in a parent that must
+ * already pass the rules (secure.h): a missing parent is not made, so no
+ * path string is followed through another user's link to make it.
+ */
+static int make_state_dir(const char *path)
 {
-	char tmp[PATH_MAX];
+	char parent[PATH_MAX];
+	const char *base;
+	int fd, ret;
 
-	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
-		return -errno;
+	*last_why = '\0';
+	ret = secure_split(path, parent, sizeof(parent), &base);
+	if (ret)
+		return say(ret, "%s: the state directory must be an absolute "
+			   "path", path);
+	fd = secure_open_dir(parent, true, "directory above the state "
+			     "directory", last_why);
+	if (fd < 0)
+		return fd;
+	ret = mkdirat(fd, base, 0700) < 0 && errno != EEXIST ? -errno : 0;
+	close(fd);
+	if (ret)
+		return say(ret, "%s: cannot create the state directory: %s",
+			   path, strerror(-ret));
 	return 0;
 }
 
 /* Lock a snapshot's directory so concurrent adds do not lose entries. */
 static int lock_dir(const char *dir, bool create)
 {
+	struct stat st;
 	int fd, ret;
 
+again:
 	ret = check_state_dir();
 	if (ret == -ENOENT && create)
-		ret = mkdir_p(state_dir());
+		ret = make_state_dir(state_dir());
 	if (!ret)
 		ret = check_state_dir();
 	if (ret)
@@ -172,6 +173,11 @@ static int lock_dir(const char *dir, bool create)
 		ret = -errno;
 		close(fd);
 		return ret;
+	}
+	/* state_forget() removed it while we waited: start again. */
+	if (fstat(fd, &st) == 0 && st.st_nlink == 0) {
+		close(fd);
+		goto again;
 	}
 	return fd;
 }
@@ -262,6 +268,20 @@ static int read_records(const char *file, struct state_file **out,
 			break;
 		}
 		v = grown;
+		/*
+		 * A bare path is what versions before the records named
+		 * device and inode wrote: its file cannot be checked, so it
+		 * is not unpinned, but the line says how to finish by hand.
+		 */
+		if (line[0] == '/') {
+			ret = say(-EINVAL, "%s: line %zu is a record of an older "
+				  "blksnap-storage (a path without device and "
+				  "inode, which cannot be checked): if %s is "
+				  "your storage file, unpin it ('chattr -i'), "
+				  "then remove this record", file, lineno,
+				  line);
+			break;
+		}
 		if (!parse_record(line, &v[n])) {
 			ret = say(-EINVAL, "%s: line %zu is malformed (expected "
 				  "'MAJOR:MINOR INODE /PATH'): fix or remove "
@@ -408,21 +428,63 @@ void state_free_files(struct state_file *files, size_t count)
 int state_forget(const struct blk_snap_uuid *id)
 {
 	char dir[PATH_MAX], file[PATH_MAX + 16];
-	int ret = check_state_dir();
+	int lock, ret = check_state_dir();
 
 	if (ret)
 		return ret == -ENOENT ? 0 : ret;
 	snapshot_dir(id, dir, sizeof(dir));
-	ret = check_snapshot_dir(dir);
-	if (ret)
-		return ret == -ENOENT ? 0 : ret;
+	/* Under the lock update() takes: a record being written is not lost. */
+	lock = lock_dir(dir, false);
+	if (lock < 0)
+		return lock == -ENOENT ? 0 : lock;
 	snprintf(file, sizeof(file), "%s/%s", dir, FILES_NAME);
-	if (unlink(file) < 0 && errno != ENOENT)
-		return -errno;
+	ret = unlink(file) < 0 && errno != ENOENT ? -errno : 0;
 	snprintf(file, sizeof(file), "%s/%s.tmp", dir, FILES_NAME);
 	unlink(file);
-	if (rmdir(dir) < 0 && errno != ENOENT)
-		return -errno;
+	if (!ret && rmdir(dir) < 0 && errno != ENOENT)
+		ret = -errno;
+	close(lock);
+	return ret;
+}
+
+int state_ids(struct blk_snap_uuid **ids, size_t *count)
+{
+	struct blk_snap_uuid *v = NULL, *grown;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	int ret = check_state_dir();
+	DIR *d;
+
+	*ids = NULL;
+	*count = 0;
+	if (ret)
+		return ret == -ENOENT ? 0 : ret;
+	d = opendir(state_dir());
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(d))) {
+		struct blk_snap_uuid id;
+
+		if (bsc_uuid_parse(e->d_name, &id))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 8;
+			grown = realloc(v, cap * sizeof(*v));
+			if (!grown) {
+				ret = -ENOMEM;
+				break;
+			}
+			v = grown;
+		}
+		v[n++] = id;
+	}
+	closedir(d);
+	if (ret) {
+		free(v);
+		return ret;
+	}
+	*ids = v;
+	*count = n;
 	return 0;
 }
 
@@ -473,7 +535,7 @@ int state_temp_dir(const char *prefix, char *buf, size_t len)
 	int ret = check_state_dir();
 
 	if (ret == -ENOENT)
-		ret = mkdir_p(state_dir());
+		ret = make_state_dir(state_dir());
 	if (!ret)
 		ret = check_state_dir();
 	if (ret)

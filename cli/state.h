@@ -33,12 +33,6 @@ struct state_file {
 
 const char *state_dir(void);
 
-/*
- * The absolute form of a file path whose directory exists (the file itself
- * need not): realpath() of the directory plus the last component.
- */
-int state_canonical_path(const char *path, char *out, size_t len);
-
 int state_record(const struct blk_snap_uuid *id, const char *abs_path,
 		 dev_t dev, ino_t ino);
 int state_unrecord(const struct blk_snap_uuid *id, const char *abs_path);
@@ -66,6 +60,13 @@ int state_forget(const struct blk_snap_uuid *id);
  */
 int state_owner(const char *abs_path, struct blk_snap_uuid *owner,
 		struct state_file *rec);
+
+/*
+ * The snapshots that have records, in no particular order (@ids
+ * malloc'ed; NULL when @count is 0). Return: 0 or -errno
+ * (state_strerror()).
+ */
+int state_ids(struct blk_snap_uuid **ids, size_t *count);
 
 /*
  * A fresh private directory (mode 0700) under the state directory, for

@@ -16,6 +16,7 @@
 #include <linux/fs.h>
 
 #include "blksnap_ctl.h"
+#include "devices.h"
 #include "secure.h"
 #include "stacked.h"
 #include "state.h"
@@ -60,7 +61,39 @@ static int check_directory_fs(int dirfd, const char **fs_name, char *why)
 	return ret ? say_errno(why, ret) : 0;
 }
 
-/* Canonical path, then its directory opened and checked (secure.h). */
+/*
+ * The absolute path of @path with its directory's symbolic links resolved,
+ * following only links root can trust (secure_resolve()); the file itself
+ * is never a link (it is opened with O_NOFOLLOW).
+ */
+static int absolute_path(const char *path, char *abs, size_t len, char *why)
+{
+	char dir_copy[PATH_MAX], base_copy[PATH_MAX], real[PATH_MAX];
+	const char *base;
+	int n, ret;
+
+	if (strlen(path) >= sizeof(dir_copy))
+		return say_errno(why, -ENAMETOOLONG);
+	strcpy(dir_copy, path);
+	strcpy(base_copy, path);
+	base = basename(base_copy);
+	if (!*base || !strcmp(base, ".") || !strcmp(base, "..") ||
+	    !strcmp(base, "/"))
+		return say_errno(why, -EISDIR);
+	ret = secure_resolve(dirname(dir_copy), real, sizeof(real), why);
+	if (ret)
+		return ret;
+	n = snprintf(abs, len, "%s/%s", strcmp(real, "/") ? real : "", base);
+	if (n < 0 || (size_t)n >= len)
+		return say_errno(why, -ENAMETOOLONG);
+	/* A newline would break the one-path-per-line state file. */
+	if (strchr(abs, '\n'))
+		return say(why, -EINVAL, "a newline in the path: the state "
+			   "records could not hold it; rename it");
+	return 0;
+}
+
+/* Absolute path, then its directory opened and checked (secure.h). */
 static int open_directory(const char *path, char *abs, size_t len,
 			  const char **base, int *dirfd, char *why)
 {
@@ -68,9 +101,10 @@ static int open_directory(const char *path, char *abs, size_t len,
 	int ret;
 
 	*dirfd = -1;
-	ret = state_canonical_path(path, abs, len);
-	if (!ret)
-		ret = secure_split(abs, dir, sizeof(dir), base);
+	ret = absolute_path(path, abs, len, why);
+	if (ret)
+		return ret;
+	ret = secure_split(abs, dir, sizeof(dir), base);
 	if (ret)
 		return say_errno(why, ret);
 	ret = secure_open_dir(dir, true, "directory", why);
@@ -187,6 +221,12 @@ static int explain_sf_error(struct storage *s, int ret, char *why)
 		return say(why, ret, "the file's location on disk is not "
 			   "decided yet (%s extent); try again",
 			   sf_extent_flag_name(flag));
+	case -EXDEV:
+		return say(why, ret, "is an XFS realtime file: its blocks are "
+			   "on the realtime device, not on the device its "
+			   "sector numbers would be given for. Put it in a "
+			   "directory without the rtinherit flag "
+			   "(xfs_io -c 'chattr -t' DIR)");
 	case -EOPNOTSUPP:
 		if (flag)
 			return say(why, ret, "has a %s extent: its data is not "
@@ -258,26 +298,80 @@ fail:
 	return ret;
 }
 
-/* The image of the storage's device if its snapshot is taken, else 0. */
-static int find_image(const struct storage *s, dev_t *image, char *why)
+/*
+ * Where the take-time content of the storage's device can be read: its
+ * own image, or the part of its whole disk's image it lies on. The
+ * snapshot not taken yet: nothing to protect, image 0.
+ */
+struct take_view {
+	dev_t image;
+	uint64_t start, sectors;	/* sectors 0: the whole image */
+};
+
+static int find_take_view(const struct storage *s, struct take_view *v,
+			  char *why)
 {
 	struct blk_snap_image_info *info;
+	uint64_t start = 0, sectors = 0;
+	char name[PATH_MAX];
 	unsigned int count;
+	dev_t whole = 0, *origs;
+	bool taken = false;
 	int ret = bsc_collect_images(s->ctl, &s->id, &info, &count);
 
-	*image = 0;
-	if (ret == -ENODEV)	/* not taken yet: nothing to protect */
+	memset(v, 0, sizeof(*v));
+	if (ret == -ENODEV)
 		return 0;
 	if (ret == -ESRCH)
 		return say(why, ret, "the snapshot no longer exists");
 	if (ret)
 		return say(why, ret, "cannot list the snapshot's images: %s",
 			   strerror(-ret));
+	/* Before the take the images are listed without a device number. */
 	for (unsigned int i = 0; i < count; i++)
+		taken = taken || bsc_dev_t(info[i].image_dev_id);
+	if (!taken) {
+		free(info);
+		return 0;
+	}
+	device_name(s->dev, name, sizeof(name));
+	ret = device_partition(s->dev, &whole, &start, &sectors);
+	if (ret == -ENOENT)
+		ret = 0;
+	else if (ret)
+		ret = say(why, ret, "cannot read where partition %s lies on "
+			  "its disk: %s", name, strerror(-ret));
+	for (unsigned int i = 0; !ret && i < count; i++)
 		if (bsc_dev_t(info[i].orig_dev_id) == s->dev)
-			*image = bsc_dev_t(info[i].image_dev_id);
+			v->image = bsc_dev_t(info[i].image_dev_id);
+	/* A whole disk's snapshot holds its partitions' take-time content. */
+	for (unsigned int i = 0; !ret && !v->image && whole && i < count; i++)
+		if (bsc_dev_t(info[i].orig_dev_id) == whole) {
+			v->image = bsc_dev_t(info[i].image_dev_id);
+			v->start = start;
+			v->sectors = sectors;
+		}
+	origs = ret || v->image ? NULL : calloc(count ? count : 1, sizeof(*origs));
+	if (origs) {
+		for (unsigned int i = 0; i < count; i++)
+			origs[i] = bsc_dev_t(info[i].orig_dev_id);
+		/*
+		 * Below a device-mapper or md layer, which sectors of the
+		 * snapshot's disk a storage sector is cannot be told here.
+		 */
+		if (stacked_on_origs(s->dev, origs, count))
+			ret = say(why, -EXDEV, "it is on %s, stacked on a disk "
+				  "of the snapshot, which is already taken: "
+				  "which of its blocks were free at take time "
+				  "cannot be checked. Add the storage before "
+				  "'take', or put it on a file system outside "
+				  "the snapshot", name);
+		free(origs);
+	} else if (!ret && !v->image) {
+		ret = say(why, -ENOMEM, "%s", strerror(ENOMEM));
+	}
 	free(info);
-	return 0;
+	return ret;
 }
 
 /*
@@ -344,14 +438,31 @@ static int truncate_to(const struct storage *s, uint64_t size)
 	return ret;
 }
 
-/* Undo a growth the kernel did not take. */
-static void roll_back(struct storage *s, uint64_t old_size, bool was_pinned,
-		      bool recorded_now)
+/*
+ * The file was pinned before and could not be pinned again: add that to
+ * @why, whose first part says what failed.
+ */
+static void say_unpinned(char *why, int err)
 {
+	size_t n = strlen(why);
+
+	if (n < WHY_LEN)
+		snprintf(why + n, WHY_LEN - n, "; and it could not be made "
+			 "immutable again%s%s%s, although the snapshot may "
+			 "use its blocks: 'chattr +i' it", err ? " (" : "",
+			 err ? strerror(-err) : "", err ? ")" : "");
+}
+
+/* Undo a growth the kernel did not take; @why already says why. */
+static void roll_back(struct storage *s, uint64_t old_size, bool was_pinned,
+		      bool recorded_now, char *why)
+{
+	int ret;
+
 	sf_unpin(s->f);
 	truncate_to(s, old_size);
-	if (was_pinned)
-		sf_pin(s->f);
+	if (was_pinned && (ret = sf_pin(s->f)))
+		say_unpinned(why, ret);
 	if (recorded_now) {
 		state_unrecord(&s->id, s->path);
 		s->recorded = false;
@@ -359,18 +470,21 @@ static void roll_back(struct storage *s, uint64_t old_size, bool was_pinned,
 }
 
 /* Keep only the sectors free at take time when the device is snapshotted. */
-static int usable_part(struct storage *s, dev_t image, struct sf_ranges *new,
-		       struct sf_ranges *usable, struct growth *g, char *why)
+static int usable_part(struct storage *s, const struct take_view *view,
+		       struct sf_ranges *new, struct sf_ranges *usable,
+		       struct growth *g, char *why)
 {
-	uint64_t align = sf_align(s->f) >> SF_SECTOR_SHIFT;
+	uint64_t align = sf_align(s->f) >> SF_SECTOR_SHIFT, unaligned = 0;
 	const char *stage = "";
 	int ret;
 
-	if (!image)
+	if (!view->image)
 		return sf_ranges_union(usable, new);
 	g->take_checked = true;
-	ret = free_at_take(image, s->fs_name, new, align, usable,
-			   &g->withheld_sectors, &stage);
+	ret = free_at_take(view->image, view->start, view->sectors, s->fs_name,
+			   new, align, usable, &g->withheld_sectors, &unaligned,
+			   &stage);
+	g->unaligned_sectors += unaligned;
 	if (ret)
 		return say(why, ret, "cannot tell which new sectors were free "
 			   "when the snapshot was taken (%s: %s)", stage,
@@ -380,7 +494,8 @@ static int usable_part(struct storage *s, dev_t image, struct sf_ranges *new,
 
 /* Pin, record and append; on failure say why (the caller rolls back). */
 static int hand_over(struct storage *s, const struct sf_ranges *usable,
-		     bool *recorded_now, size_t *appended, char *why)
+		     bool *recorded_now, size_t *appended, bool spare,
+		     char *why)
 {
 	int ret;
 
@@ -402,6 +517,8 @@ static int hand_over(struct storage *s, const struct sf_ranges *usable,
 	ret = sf_pin(s->f);
 	if (ret)
 		return explain_sf_error(s, ret, why);
+	if (spare)	/* ready, recorded and pinned: given later */
+		return 0;
 	ret = bsc_append_storage(s->ctl, &s->id, s->dev, usable->r,
 				 usable->count, appended);
 	if (ret && *appended)
@@ -419,7 +536,7 @@ static int hand_over(struct storage *s, const struct sf_ranges *usable,
  * storage (destroy unpins it): unpinned, it could be deleted and its blocks
  * handed out again by the next growth.
  */
-static int keep_withheld(struct storage *s, char *why)
+static int keep_withheld(struct storage *s, bool *recorded_now, char *why)
 {
 	int ret;
 
@@ -430,7 +547,7 @@ static int keep_withheld(struct storage *s, char *why)
 				   "when the snapshot was taken, and the file "
 				   "that keeps them cannot be recorded in %s: %s",
 				   state_dir(), state_strerror(ret));
-		s->recorded = true;
+		s->recorded = *recorded_now = true;
 	}
 	ret = sf_pin(s->f);
 	if (ret)
@@ -440,20 +557,30 @@ static int keep_withheld(struct storage *s, char *why)
 	return 0;
 }
 
-int storage_grow(struct storage *s, uint64_t bytes, struct growth *g,
-		 char *why)
+static int no_aligned_block(const struct storage *s, const struct growth *g,
+			    char *why)
+{
+	return say(why, -ENOSPC, "the growth holds no aligned %u KiB block "
+		   "the kernel can use (%" PRIu64 " sectors lost to "
+		   "alignment): add more, at least %u KiB",
+		   sf_align(s->f) / 1024, g->unaligned_sectors,
+		   2 * sf_align(s->f) / 1024);
+}
+
+static int grow(struct storage *s, uint64_t bytes, struct growth *g,
+		struct sf_ranges *spare, char *why)
 {
 	struct sf_ranges new = SF_RANGES_INIT, usable = SF_RANGES_INIT;
 	bool was_pinned, recorded_now = false;
 	size_t appended = 0;
-	dev_t image;
+	struct take_view view;
 	int ret;
 
 	memset(g, 0, sizeof(*g));
 	ret = sf_size(s->f, &g->old_size);
 	if (ret)
 		return say_errno(why, ret);
-	ret = find_image(s, &image, why);
+	ret = find_take_view(s, &view, why);
 	if (!ret)
 		ret = check_stacking(s, why);
 	if (ret)
@@ -461,8 +588,13 @@ int storage_grow(struct storage *s, uint64_t bytes, struct growth *g,
 	was_pinned = sf_is_pinned(s->f) > 0;
 
 	ret = sf_grow(s->f, bytes, &new);
-	if (ret)
-		return explain_sf_error(s, ret, why);
+	if (ret) {
+		explain_sf_error(s, ret, why);
+		/* sf_grow() re-pins whatever happens, or tries to. */
+		if (was_pinned && sf_is_pinned(s->f) == 0)
+			say_unpinned(why, 0);
+		return ret;
+	}
 	g->unaligned_sectors = new.wasted_sectors;
 	/*
 	 * Nothing whole and aligned to give: that is not the take-time
@@ -470,29 +602,43 @@ int storage_grow(struct storage *s, uint64_t bytes, struct growth *g,
 	 * (issue 13 item 4).
 	 */
 	if (!new.count) {
-		ret = say(why, -ENOSPC, "the growth holds no aligned %u KiB "
-			  "block the kernel can use (%" PRIu64 " sectors lost "
-			  "to alignment): add more, at least %u KiB",
-			  sf_align(s->f) / 1024, g->unaligned_sectors,
-			  2 * sf_align(s->f) / 1024);
-		roll_back(s, g->old_size, was_pinned, false);
+		ret = no_aligned_block(s, g, why);
+		roll_back(s, g->old_size, was_pinned, false, why);
 		goto out;
 	}
-	ret = usable_part(s, image, &new, &usable, g, why);
+	ret = usable_part(s, &view, &new, &usable, g, why);
+	/* All free at take time, but in pieces too small to align. */
+	if (!ret && !usable.count && !g->withheld_sectors) {
+		ret = no_aligned_block(s, g, why);
+		roll_back(s, g->old_size, was_pinned, false, why);
+		goto out;
+	}
 	/*
 	 * Nothing was free at take time: keep the growth, and the file and
 	 * its record even if this process created it, so that those blocks
 	 * stay out of the next growth; give nothing.
 	 */
 	if (!ret && !usable.count) {
-		s->keep = true;
-		ret = keep_withheld(s, why);
+		ret = keep_withheld(s, &recorded_now, why);
+		if (ret)	/* removed again by storage_close() if ours */
+			roll_back(s, g->old_size, was_pinned, recorded_now,
+				  why);
+		else
+			s->keep = true;
 		goto out;
 	}
 	if (!ret)
-		ret = hand_over(s, &usable, &recorded_now, &appended, why);
+		ret = hand_over(s, &usable, &recorded_now, &appended, !!spare,
+				why);
 	if (ret && !appended)
-		roll_back(s, g->old_size, was_pinned, recorded_now);
+		roll_back(s, g->old_size, was_pinned, recorded_now, why);
+	if (!ret && spare) {
+		s->keep = true;	/* holds sectors the kernel will get */
+		sf_ranges_free(spare);
+		*spare = usable;
+		sf_ranges_init(&usable);
+		goto out;
+	}
 	if (!ret || appended) {
 		s->appended = true;
 		for (size_t i = 0; i < appended; i++)
@@ -503,6 +649,63 @@ out:
 	sf_ranges_free(&new);
 	sf_ranges_free(&usable);
 	return ret;
+}
+
+int storage_grow(struct storage *s, uint64_t bytes, struct growth *g,
+		 char *why)
+{
+	return grow(s, bytes, g, NULL, why);
+}
+
+int storage_prepare_spare(struct storage *s, uint64_t bytes,
+			  struct growth *g, struct sf_ranges *spare, char *why)
+{
+	return grow(s, bytes, g, spare, why);
+}
+
+int storage_give_spare(struct storage *s, struct sf_ranges *spare,
+		       uint64_t *given_sectors, char *why)
+{
+	size_t appended = 0;
+	int ret;
+
+	*given_sectors = 0;
+	ret = bsc_append_storage(s->ctl, &s->id, s->dev, spare->r,
+				 spare->count, &appended);
+	for (size_t i = 0; i < appended; i++)
+		*given_sectors += spare->r[i].sector_count;
+	if (appended)
+		s->appended = true;
+	/* What the kernel refused stays in the file, unused, pinned. */
+	sf_ranges_free(spare);
+	if (ret)
+		return say(why, ret, "the snapshot refused the spare storage: "
+			   "%s", strerror(-ret));
+	return 0;
+}
+
+bool storage_on_snapshot(const struct storage *s)
+{
+	struct blk_snap_image_info *info;
+	uint64_t start, sectors;
+	unsigned int count;
+	dev_t whole = 0, *origs;
+	bool on = false;
+
+	if (bsc_collect_images(s->ctl, &s->id, &info, &count))
+		return false;
+	if (device_partition(s->dev, &whole, &start, &sectors))
+		whole = 0;
+	origs = calloc(count ? count : 1, sizeof(*origs));
+	for (unsigned int i = 0; origs && i < count; i++) {
+		origs[i] = bsc_dev_t(info[i].orig_dev_id);
+		on = on || origs[i] == s->dev || (whole && origs[i] == whole);
+	}
+	if (origs && !on)
+		on = stacked_on_origs(s->dev, origs, count);
+	free(origs);
+	free(info);
+	return on;
 }
 
 int storage_release(struct storage *s, char *why)
@@ -546,6 +749,52 @@ void storage_close(struct storage *s)
 	s->dirfd = -1;
 }
 
+static const char *file_kind(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFLNK:	return "a symbolic link";
+	case S_IFDIR:	return "a directory";
+	case S_IFIFO:	return "a FIFO";
+	case S_IFSOCK:	return "a socket";
+	case S_IFCHR:	return "a character device";
+	case S_IFBLK:	return "a block device";
+	default:	return "not a regular file";
+	}
+}
+
+/*
+ * Is what @base in @dirfd names now still the file @rec recorded? Looked
+ * at without opening it (O_PATH), before any lock or file-system check:
+ * whatever else is there now is not ours to unpin, and no lock another
+ * user holds on it may hold up destroy. -ESTALE if it is not.
+ */
+static int same_as_recorded(int dirfd, const char *base,
+			    const struct state_file *rec, char *why)
+{
+	struct stat st;
+	int fd = openat(dirfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0 && errno == ENOENT)
+		return say(why, -ENOENT, "no such file: moved or deleted "
+			   "since add");
+	if (fd < 0)
+		return say_errno(why, -errno);
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return say_errno(why, -errno);
+	}
+	close(fd);
+	if (!S_ISREG(st.st_mode))
+		return say(why, -ESTALE, "is now %s, not the file recorded at "
+			   "add: left as it is", file_kind(st.st_mode));
+	if (st.st_dev != rec->dev || st.st_ino != rec->ino)
+		return say(why, -ESTALE, "is now another file (device %u:%u "
+			   "inode %llu), not the one recorded at add: left as "
+			   "it is", major(st.st_dev), minor(st.st_dev),
+			   (unsigned long long)st.st_ino);
+	return 0;
+}
+
 int storage_release_path(const struct state_file *rec, char *why)
 {
 	const struct timespec pause = { 0, RELEASE_RETRY_NS };
@@ -560,19 +809,26 @@ int storage_release_path(const struct state_file *rec, char *why)
 	s.dirfd = secure_open_dir(dir, false, "directory", why);
 	if (s.dirfd < 0)
 		return s.dirfd;
+	ret = same_as_recorded(s.dirfd, s.base, rec, why);
+	if (ret) {
+		close(s.dirfd);
+		return ret;
+	}
 	ret = -EBUSY;
 	for (int i = 0; i < RELEASE_RETRIES && ret == -EBUSY; i++) {
 		ret = sf_openat(s.dirfd, s.base, false, NULL, &s.f);
 		if (ret == -EBUSY)
 			nanosleep(&pause, NULL);
 	}
-	if (ret == -ELOOP)
-		say(why, ret, "is now a symbolic link, not the file recorded "
-		    "at add: left as it is");
-	else if (ret == -ENOENT)
-		say(why, ret, "no such file: moved or deleted since add");
-	else if (ret)
+	/* Replaced since it was looked at: say what is there now. */
+	if (ret == -ELOOP || ret == -ENOENT || ret == -EINVAL) {
+		ret = same_as_recorded(s.dirfd, s.base, rec, why);
+		if (!ret)
+			ret = say(why, -EAGAIN, "changed while it was being "
+				  "opened: run destroy again");
+	} else if (ret) {
 		explain_sf_error(&s, ret, why);
+	}
 	if (ret) {
 		close(s.dirfd);
 		return ret;
@@ -580,12 +836,9 @@ int storage_release_path(const struct state_file *rec, char *why)
 	if (fstat(sf_fd(s.f), &st) < 0) {
 		ret = say_errno(why, -errno);
 	} else if (st.st_dev != rec->dev || st.st_ino != rec->ino) {
-		ret = say(why, -ESTALE, "is not the file recorded at add "
-			  "(device %u:%u inode %llu, now %u:%u inode %llu): "
-			  "left as it is; if the recorded file was moved, "
-			  "'chattr -i' it yourself", major(rec->dev),
-			  minor(rec->dev), (unsigned long long)rec->ino,
-			  major(st.st_dev), minor(st.st_dev),
+		ret = say(why, -ESTALE, "is now another file (device %u:%u "
+			  "inode %llu), not the one recorded at add: left as "
+			  "it is", major(st.st_dev), minor(st.st_dev),
 			  (unsigned long long)st.st_ino);
 	} else {
 		ret = sf_unpin(s.f);

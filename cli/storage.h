@@ -41,7 +41,8 @@ struct growth {
 	bool take_checked;		/* the free-at-take check ran */
 };
 
-#define WHY_LEN 256
+/* Room for two paths and the sentence around them. */
+#define WHY_LEN (2 * PATH_MAX + 512)
 
 /*
  * Refuse @path unless it is safe storage for root (see secure.h): its
@@ -74,6 +75,24 @@ int storage_open(struct storage *s, int ctl, const struct blk_snap_uuid *id,
 int storage_grow(struct storage *s, uint64_t bytes, struct growth *g,
 		 char *why);
 
+/*
+ * A growth made ahead of need (issue 15): like storage_grow(), but the
+ * usable sectors are only recorded and pinned, and returned in @spare
+ * instead of being appended. storage_give_spare() appends them later,
+ * with no write to any file system: the way to give storage at once
+ * when the file lives on a snapshotted device, whose writers may be
+ * waiting for storage, metadata writes of a growth among them.
+ * storage_give_spare() empties @spare; sectors the kernel refuses stay
+ * in the file, unused.
+ */
+int storage_prepare_spare(struct storage *s, uint64_t bytes,
+			  struct growth *g, struct sf_ranges *spare, char *why);
+int storage_give_spare(struct storage *s, struct sf_ranges *spare,
+		       uint64_t *given_sectors, char *why);
+
+/* The file's device is a device of the snapshot, or on one. */
+bool storage_on_snapshot(const struct storage *s);
+
 /* Unpin and forget the file; only once the snapshot is destroyed. */
 int storage_release(struct storage *s, char *why);
 
@@ -89,9 +108,11 @@ int storage_remove(struct storage *s);
 /*
  * Unpin a recorded file after its snapshot is gone: its path is walked
  * without following symbolic links and must still lead to the recorded
- * device and inode, else nothing is done (-ESTALE, -ELOOP).  A watcher may
- * hold the file's lock for a moment after the snapshot disappeared, so a
- * busy file is retried for a few seconds.  -ENOENT if it is missing.
+ * device and inode, which is checked before the file is opened or locked:
+ * else nothing is done and -ESTALE is returned (another file, a symbolic
+ * link, a FIFO...; @why says which).  A watcher may hold the file's lock
+ * for a moment after the snapshot disappeared, so a busy file is retried
+ * for a few seconds.  -ENOENT if it is missing.
  */
 struct state_file;
 int storage_release_path(const struct state_file *rec, char *why);

@@ -33,6 +33,7 @@ static int open_file(int dirfd, const char *path, bool create, bool *created)
 /* Everything that must hold before we hand out any sector of @fd. */
 static int check_file(int fd, struct sf_file *f)
 {
+	struct fsxattr fsx;
 	struct stat st;
 	int ret;
 
@@ -43,6 +44,13 @@ static int check_file(int fd, struct sf_file *f)
 	ret = sf_check_fs(fd, NULL, NULL);
 	if (ret)
 		return ret;
+	/*
+	 * An XFS realtime file's extents are on the realtime device, while
+	 * FIEMAP's offsets would be taken as sectors of st_dev.
+	 */
+	if (ioctl(fd, FS_IOC_FSGETXATTR, &fsx) == 0 &&
+	    (fsx.fsx_xflags & FS_XFLAG_REALTIME))
+		return -EXDEV;
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
 		return errno == EWOULDBLOCK ? -EBUSY : -errno;
 

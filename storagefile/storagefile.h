@@ -288,8 +288,10 @@ int sf_new_ranges(const struct sf_ranges *now, struct sf_ranges *given,
  *                 merged; e.g. from sf_fsmap_in_use() on the mounted image).
  * @align_sectors: the remaining pieces are shrunk again to this alignment.
  * @out:           out, replaced: the usable ranges.
- * @withheld:      out (may be NULL), sectors of @ranges not returned
- *                 (in use at take time, or lost to re-alignment).
+ * @withheld:      out (may be NULL), sectors of @ranges in use at take
+ *                 time.
+ * @unaligned:     out (may be NULL), free sectors of @ranges lost to
+ *                 re-alignment (also @out's wasted_sectors).
  *
  * Why: storage that lives on a snapshotted device must not be sectors the
  * snapshot image still shows as used by (since deleted) files.
@@ -298,7 +300,8 @@ int sf_new_ranges(const struct sf_ranges *now, struct sf_ranges *given,
  */
 int sf_filter_free(const struct sf_ranges *ranges,
 		   const struct sf_ranges *in_use, uint64_t align_sectors,
-		   struct sf_ranges *out, uint64_t *withheld);
+		   struct sf_ranges *out, uint64_t *withheld,
+		   uint64_t *unaligned);
 
 /* ------------------------------------------------------------------ */
 /* System-call wrappers                                                */
@@ -322,8 +325,8 @@ int sf_fiemap_read(int fd, struct fiemap_extent **ext, size_t *n);
  * @mountpoint: any path on the filesystem (e.g. a private read-only mount
  *              of the snapshot image).
  * @in_use:     out, replaced: sorted, merged ranges in 512-byte sectors of
- *              the filesystem's device (free space is what is not listed;
- *              metadata, journal and reserved areas count as in use).
+ *              the filesystem's device: everything it does not report as
+ *              free space, up to the last sector a range can name.
  *
  * Uses FS_IOC_GETFSMAP (ext4, xfs).
  *
@@ -381,7 +384,8 @@ struct sf_file;
  *
  * Return: 0; -EBUSY (locked by someone else); -EOPNOTSUPP (filesystem; get
  * its name with sf_check_path_fs()); -EINVAL (not a regular file);
- * -ENODEV (no sysfs entry for the device); -errno of open etc.
+ * -ENODEV (no sysfs entry for the device); -EXDEV (an XFS realtime
+ * file: its extents are on another device); -errno of open etc.
  */
 int sf_open(const char *path, bool create, struct sf_file **out);
 
@@ -425,7 +429,9 @@ int sf_size(const struct sf_file *f, uint64_t *bytes);
  * One fallocate(mode 0) of the whole amount from the current size (few,
  * large extents; no data is written), fsync, FIEMAP. If the file was pinned
  * it is unpinned for the duration and re-pinned whatever happens.
- * Atomic: on any failure the file keeps its old size, pin state and extents.
+ * Atomic: on any failure the file keeps its old size and extents, and its
+ * pin state unless re-pinning failed too: then the growth's error is
+ * returned and the file is left unpinned (check sf_is_pinned()).
  *
  * Return: 0; -EINVAL (@bytes is 0); -EFBIG (size would overflow);
  * -ENOSPC (checked against statvfs f_bavail before allocating, or from

@@ -83,6 +83,10 @@ run cbt;             expect "usage: cbt without subcommand" 2 "subcommand expect
 run watch --json=1 f; expect "usage: argument to a flag" 2 "^blksnap-storage: watch: option '--json' doesn't allow an argument$"
 run add --help=x;    expect "usage: argument to --help" 2 "^blksnap-storage: add: option '--help' doesn't allow an argument$"
 run watch --s x f;   expect "usage: ambiguous option" 2 "^blksnap-storage: watch: option '--s' is ambiguous; possibilities: '--snapshot' '--step'$"
+# Review S5; on b9f453c these blamed the valid long option before the
+# cluster: "unrecognized option '--json'" and "... '--snapshot'".
+run list --json -zz; expect "usage: bad letter in a cluster after a long option" 2 "^blksnap-storage: list: invalid option -- 'z'$"
+run add --snapshot=00000000-0000-0000-0000-000000000000 -zq f 1G; expect "usage: bad letter first in a cluster after --opt=arg" 2 "^blksnap-storage: add: invalid option -- 'z'$"
 run cbt frob;        expect "usage: cbt unknown subcommand" 2 "unknown subcommand 'frob'"
 run cbt mark-dirty /dev/null 5; expect "usage: cbt bad range" 2 "invalid range '5'"
 run cbt mark-dirty /dev/null 5:0; expect "usage: cbt zero-length range" 2 "invalid range '5:0'"
@@ -202,6 +206,27 @@ check_ranges() {	# NAME FILE
 	fi
 }
 
+# Review S9: ranges must not open a device node or follow a symlink
+# (opening /dev/watchdog arms it). Both failed on b9f453c: the symlink was
+# followed ("not a regular file") and the FIFO was opened for reading,
+# which woke the writer blocked in open().
+ln -s /dev/null "$WORK/null-link"
+run ranges "$WORK/null-link"
+expect "ranges: symlink to a char device refused" 1 "^blksnap-storage: .*/null-link: is a symbolic link: give the path of the file itself$"
+one_line_stderr || fail "ranges: symlink refusal is one line" "$err"
+mkfifo "$WORK/wfifo"
+( : >"$WORK/wfifo"; echo opened >"$WORK/wfifo.opened" ) &
+writer=$!
+sleep 0.3
+run ranges "$WORK/wfifo"
+sleep 0.3
+if [[ -e $WORK/wfifo.opened ]]; then
+	fail "ranges: FIFO not opened" "the writer blocked in open() was woken"
+else
+	expect "ranges: FIFO not opened" 1 "fifo: not a regular file$"
+fi
+kill "$writer" 2>/dev/null; wait "$writer" 2>/dev/null
+
 fstype=$(stat -f -c %T "$WORK")
 if [[ $fstype == ext2/ext3 || $fstype == xfs ]]; then
 	fallocate -l 64M "$WORK/r.falloc"
@@ -249,6 +274,17 @@ if [[ $rc -eq 1 ]] && grep -q 'esc\\x1b\[31mred' "$WORK/err"; then
 	pass "message: escape sequence in a path is escaped"
 else
 	fail "message: escape sequence in a path is escaped" "stderr=$(cat -v "$WORK/err")"
+fi
+# Issue 13 item 9: on 8749137 a usage error printed the quoted argument
+# raw: a newline in it split the message, an escape sequence reached the
+# terminal.
+run cbt "x
+y$(printf '\033')[31m"
+if [[ $rc -eq 2 ]] && [[ $(wc -l < "$WORK/err") -eq 2 ]] &&
+   grep -q 'unknown subcommand .x\\ny\\x1b\[31m.$' "$WORK/err"; then
+	pass "usage error: quoted argument escaped, one line"
+else
+	fail "usage error: quoted argument escaped, one line" "rc=$rc stderr=$(cat -v "$WORK/err")"
 fi
 # Issue 13 item 8: on 2cf2299 'ranges' hung in open() on a FIFO.
 mkfifo "$WORK/fifo"

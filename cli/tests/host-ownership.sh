@@ -61,7 +61,13 @@ ALL=("add: directory writable by other users" "add: directory of another user"
 	"snapshot: directory writable by other users"
 	"state: symbolic link" "state: writable by other users"
 	"state: owned by another user" "state: FIFO record does not hang"
-	"state: malformed record" "state: record that is a symbolic link")
+	"state: malformed record" "state: record that is a symbolic link"
+	"add: another user's symbolic link on the way"
+	"add: root's symbolic link on the way followed"
+	"add: relative path with .. resolved"
+	"state: sticky directory writable by others"
+	"add: long path keeps the cause and the advice"
+	"state: old record says how to unpin")
 if [[ $(id -u) -ne 0 ]]; then
 	skip "not root" "${ALL[@]}"
 	echo "$passed passed, $failed failed, $skipped skipped"
@@ -115,7 +121,35 @@ refused "watch: directory writable by other users" watch "writable by other user
 refused "snapshot: directory writable by other users" snapshot "writable by other users" \
 	snapshot --storage "$WORK/pub/f" --size 1M / -- true
 
+# A symbolic link another user made on the way to the file picked which
+# directory was checked (realpath() resolved it first): failed on d16cca1,
+# where root's own file behind uid 1000's link was accepted.
+mkdir -m 755 "$WORK/target" && (umask 077 && : >"$WORK/target/victim")
+ln -s "$WORK/target" "$WORK/sticky/evil" && chown -h 1000:1000 "$WORK/sticky/evil"
+refused "add: another user's symbolic link on the way" add \
+	"$WORK/sticky/evil: a symbolic link owned by uid 1000: blksnap-storage follows only root's" \
+	add "$WORK/sticky/evil/victim" 1M
+# Root's own links, in directories only root can write, are followed
+# (passed on d16cca1 too).
+ln -s "$WORK/target" "$WORK/safe/rootlink"
+refused "add: root's symbolic link on the way followed" add "$NOMOD" \
+	add "$WORK/safe/rootlink/new" 1M
+(cd "$WORK/safe" && refused "add: relative path with .. resolved" add "$NOMOD" \
+	add "../target/../safe/rel" 1M)
+
+# A long path left no room for the cause and the advice in the message:
+# failed on d16cca1 (cut after "(mode 0").
+long=$WORK/$(printf 'a%.0s' $(seq 1 220))
+mkdir -p "$long" && mkdir -m 777 "$long/pub"
+refused "add: long path keeps the cause and the advice" add \
+	"$long/pub: directory writable by other users \(mode 0777\): use one only root can write to, or 'chmod go-w' it$" \
+	add "$long/pub/f" 1M
+
 # --- item 3: the state directory ---------------------------------------------
+# A sticky, world-writable state directory let others create entries that
+# every later command trips on: failed on d16cca1 (accepted).
+BLKSNAP_STATE_DIR=$WORK/sticky refused "state: sticky directory writable by others" destroy \
+	"$WORK/sticky: state directory writable by other users" destroy $U
 BLKSNAP_STATE_DIR=$WORK/pub refused "state: writable by other users" destroy \
 	"$WORK/pub: state directory writable by other users" destroy $U
 mkdir -m 700 "$WORK/s1000" && chown 1000:1000 "$WORK/s1000"
@@ -132,6 +166,13 @@ rm "$WORK/st/$U/files"
 echo "garbage" >"$WORK/st/$U/files"
 BLKSNAP_STATE_DIR=$WORK/st refused "state: malformed record" destroy \
 	"$WORK/st/$U/files: line 1 is malformed" destroy $U
+rm "$WORK/st/$U/files"
+# A record of 2cf2299 and before (a bare path) was called malformed, and
+# removing it as told left the file pinned with nothing pointing at it:
+# failed on d16cca1 (the line did not say the file was still immutable).
+echo "/var/snap.diff" >"$WORK/st/$U/files"
+BLKSNAP_STATE_DIR=$WORK/st refused "state: old record says how to unpin" destroy \
+	"$WORK/st/$U/files: line 1 is a record of an older blksnap-storage .*/var/snap.diff.*chattr -i" destroy $U
 rm "$WORK/st/$U/files"
 echo "1 2 /x" >"$WORK/s1000/rec" && ln -s "$WORK/s1000/rec" "$WORK/st/$U/files"
 BLKSNAP_STATE_DIR=$WORK/st refused "state: record that is a symbolic link" destroy \

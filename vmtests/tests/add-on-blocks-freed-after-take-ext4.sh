@@ -17,15 +17,7 @@ run mkfs.ext4 -q -F -m 0 -E lazy_itable_init=0,lazy_journal_init=0 $orig > /dev/
 mkdir -p /mnt/o && run mount $orig /mnt/o
 id=$(blksnap-storage create /mnt/o) || fail "create failed"
 run blksnap-storage add --snapshot "$id" /mnt/o/snap.diff 64M
-gen 9 $((48 * 1048576)) > /mnt/o/deleted || fail "cannot write the file to delete"
-sum=$(fsum /mnt/o/deleted) || exit 1
-# Every other block in use at take time.
-avail=$(df -k /mnt/o | awk 'NR == 2 { print $4 }')
-run fallocate -l $(((avail - 1024) * 1024)) /mnt/o/ballast
-dd if=/dev/zero of=/mnt/o/rest bs=4k 2>/dev/null
-sync
-left=$(df -k /mnt/o | awk 'NR == 2 { print $4 }')
-[ "$left" -le 64 ] || fail "test setup: $left KiB still free at take time"
+sum=$(fill_but_a_file_to_delete /mnt/o) || exit 1
 run blksnap-storage take "$id"
 img=$(cli_image "$id" $orig) || exit 1
 

@@ -1,0 +1,31 @@
+# A snapshot the kernel forgot (the module was unloaded with it held)
+# still has pinned storage files: 'list' shows it as "gone" with its files
+# (text and JSON), and 'destroy ID' unpins them and forgets it. Failed on
+# 8749137: 'list' showed nothing, so nothing told the administrator why
+# the files could not be deleted (issue 13 item 6).
+# timeout: 120
+. /tests/common.sh
+
+load_module
+storage_fs
+id=$(blksnap-storage create /dev/vdb) || fail "create failed"
+run blksnap-storage add --snapshot "$id" /mnt/st/diff 16M
+rmmod blksnap 2> /tmp/rmmod.err ||
+	skip "rmmod refused with a held snapshot: $(cat /tmp/rmmod.err)"
+load_module
+
+out=$(blksnap-storage list) || fail "list failed: $out"
+[ "$out" = "$(printf '%s\tgone\t/mnt/st/diff' "$id")" ] ||
+	fail "list does not show the forgotten snapshot: '$out'"
+json=$(blksnap-storage list --json) || fail "list --json failed: $json"
+echo "$json" | grep -q "\"id\":\"$id\",\"state\":\"gone\",\"taken\":false,.*\"storage\":\[\"/mnt/st/diff\"\]" ||
+	fail "list --json does not show the forgotten snapshot: $json"
+lsattr /mnt/st/diff | cut -d' ' -f1 | grep -q i || fail "test bug: the file is not pinned"
+
+run blksnap-storage destroy "$id"
+lsattr /mnt/st/diff | cut -d' ' -f1 | grep -q i && fail "destroy left the file pinned"
+out=$(blksnap-storage list) || fail "list failed: $out"
+[ -z "$out" ] || fail "list after destroy: '$out'"
+rm /mnt/st/diff || fail "cannot delete the storage file after destroy"
+run umount /mnt/st
+exit 0
