@@ -29,6 +29,13 @@ struct watch {
 	struct storage *s;
 	const struct watch_opts *o;
 	bool said[3];		/* indexed by enum cap_reason */
+	/*
+	 * Storage on a device of the snapshot: a growth writes metadata to
+	 * that device, whose writers may be waiting for storage, so the
+	 * next step is allocated ahead and given with no write at all.
+	 */
+	bool use_spare;
+	struct sf_ranges spare;
 };
 
 void watch_loop_interrupt(void)
@@ -161,10 +168,12 @@ static void log_growth(struct watch *w, uint64_t requested,
 
 	if (!w->o->json) {
 		log_text(w, "grown to %" PRIu64 " bytes: requested %" PRIu64
-			 " sectors, given %" PRIu64 " sectors%s", g->new_size,
+			 " sectors, given %" PRIu64 " sectors%s%s", g->new_size,
 			 requested, g->given_sectors,
 			 g->take_checked && g->withheld_sectors ?
-			 " (some withheld: in use at take time)" : "");
+			 " (some withheld: in use at take time)" : "",
+			 g->unaligned_sectors ?
+			 " (some lost to alignment)" : "");
 		return;
 	}
 	json_event(w, &j, "grown");
@@ -173,6 +182,7 @@ static void log_growth(struct watch *w, uint64_t requested,
 	json_u64(&j, "requested_sectors", requested);
 	json_u64(&j, "given_sectors", g->given_sectors);
 	json_u64(&j, "withheld_sectors", g->withheld_sectors);
+	json_u64(&j, "unaligned_sectors", g->unaligned_sectors);
 	json_end_event(&j);
 }
 
@@ -197,6 +207,82 @@ static void log_grow_failure(struct watch *w, const char *why)
  */
 #define GROW_ATTEMPTS 16
 
+/* Allocate the next step ahead, if the storage needs a spare and has none. */
+static void refill_spare(struct watch *w)
+{
+	uint64_t size = 0, can, ask, align = sf_align(w->s->f);
+	enum cap_reason why;
+	char text[WHY_LEN];
+	struct growth g;
+	struct json j;
+	uint64_t ready = 0;
+
+	/* Blocks in use at take time are withheld: try other blocks. */
+	for (int i = 0; i < GROW_ATTEMPTS && w->use_spare && !w->spare.count;
+	     i++) {
+		sf_size(w->s->f, &size);
+		can = room(w, size, &why);
+		ask = w->o->step;
+		if (can < ask)
+			say_capped(w, why, size);
+		ask = (can < ask ? can : ask) / align * align;
+		if (!ask)
+			return;
+		if (storage_prepare_spare(w->s, ask, &g, &w->spare, text)) {
+			log_grow_failure(w, text);
+			return;
+		}
+		ready = 0;
+		for (size_t r = 0; r < w->spare.count; r++)
+			ready += w->spare.r[r].sector_count;
+		if (!w->o->json) {
+			log_text(w, "grown to %" PRIu64 " bytes: %" PRIu64
+				 " sectors ready as a spare, given at the next "
+				 "low free space event%s", g.new_size, ready,
+				 g.withheld_sectors ? " (some withheld: in use "
+				 "at take time)" : "");
+		} else {
+			json_event(w, &j, "spare_ready");
+			json_u64(&j, "size", g.new_size);
+			json_u64(&j, "grown_bytes", g.new_size - g.old_size);
+			json_u64(&j, "spare_sectors", ready);
+			json_u64(&j, "withheld_sectors", g.withheld_sectors);
+			json_u64(&j, "unaligned_sectors", g.unaligned_sectors);
+			json_end_event(&j);
+		}
+		if (!g.withheld_sectors)
+			return;
+	}
+}
+
+/* Give the spare at once; the sectors it held, or 0. */
+static uint64_t give_spare(struct watch *w, uint64_t requested_sectors)
+{
+	uint64_t given = 0;
+	char text[WHY_LEN];
+	struct json j;
+	int ret;
+
+	if (!w->spare.count)
+		return 0;
+	ret = storage_give_spare(w->s, &w->spare, &given, text);
+	if (ret)
+		log_grow_failure(w, text);
+	if (!given)
+		return 0;
+	if (!w->o->json) {
+		log_text(w, "spare given: requested %" PRIu64 " sectors, "
+			 "given %" PRIu64 " sectors", requested_sectors, given);
+		return given;
+	}
+	json_event(w, &j, "spare_given");
+	json_u64(&j, "requested_sectors", requested_sectors);
+	json_u64(&j, "given_sectors", given);
+	json_end_event(&j);
+	return given;
+}
+
+
 /* Low free space: grow by max(requested, step) within limit and margin. */
 static int on_low_space(struct watch *w, uint64_t requested_sectors)
 {
@@ -211,6 +297,7 @@ static int on_low_space(struct watch *w, uint64_t requested_sectors)
 	want = requested_sectors << SF_SECTOR_SHIFT;
 	if (want < w->o->step)
 		want = w->o->step;
+	given = give_spare(w, requested_sectors) << SF_SECTOR_SHIFT;
 	for (int i = 0; i < GROW_ATTEMPTS && given < want; i++) {
 		uint64_t ask = want - given;
 
@@ -222,7 +309,7 @@ static int on_low_space(struct watch *w, uint64_t requested_sectors)
 		}
 		ask = (can < ask ? can : ask) / align * align;
 		if (!ask)
-			return 0;
+			break;
 		ret = storage_grow(w->s, ask, &g, text);
 		if (ret == -ESRCH)
 			return ret;
@@ -245,6 +332,7 @@ static int on_low_space(struct watch *w, uint64_t requested_sectors)
 	    !capped && withheld)
 		log_grow_failure(w, "gave less than requested: the new blocks "
 				 "were in use when the snapshot was taken");
+	refill_spare(w);
 	return 0;
 }
 
@@ -314,7 +402,10 @@ int watch_loop(struct storage *s, const struct watch_opts *o)
 	struct blk_snap_snapshot_event ev;
 	int ret, status = -1;
 
+	sf_ranges_init(&w.spare);
+	w.use_spare = storage_on_snapshot(s);
 	log_state(&w, "started", "watching");
+	refill_spare(&w);
 	while (status < 0) {
 		ret = wait_event(&w, &ev);
 		if (ret == 0) {
@@ -329,5 +420,7 @@ int watch_loop(struct storage *s, const struct watch_opts *o)
 			status = fail("waiting for events", ret);
 		}
 	}
+	/* A spare never given stays in the file, pinned until destroy. */
+	sf_ranges_free(&w.spare);
 	return status;
 }
