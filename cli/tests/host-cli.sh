@@ -83,7 +83,7 @@ run cbt;             expect "usage: cbt without subcommand" 2 "subcommand expect
 run watch --json=1 f; expect "usage: argument to a flag" 2 "^blksnap-storage: watch: option '--json' doesn't allow an argument$"
 run add --help=x;    expect "usage: argument to --help" 2 "^blksnap-storage: add: option '--help' doesn't allow an argument$"
 run watch --s x f;   expect "usage: ambiguous option" 2 "^blksnap-storage: watch: option '--s' is ambiguous; possibilities: '--snapshot' '--step'$"
-# Review S5; on b9f453c these blamed the valid long option before the
+# Review S5; on e4476eb these blamed the valid long option before the
 # cluster: "unrecognized option '--json'" and "... '--snapshot'".
 run list --json -zz; expect "usage: bad letter in a cluster after a long option" 2 "^blksnap-storage: list: invalid option -- 'z'$"
 run add --snapshot=00000000-0000-0000-0000-000000000000 -zq f 1G; expect "usage: bad letter first in a cluster after --opt=arg" 2 "^blksnap-storage: add: invalid option -- 'z'$"
@@ -207,7 +207,7 @@ check_ranges() {	# NAME FILE
 }
 
 # Review S9: ranges must not open a device node or follow a symlink
-# (opening /dev/watchdog arms it). Both failed on b9f453c: the symlink was
+# (opening /dev/watchdog arms it). Both failed on e4476eb: the symlink was
 # followed ("not a regular file") and the FIFO was opened for reading,
 # which woke the writer blocked in open().
 ln -s /dev/null "$WORK/null-link"
@@ -275,7 +275,7 @@ if [[ $rc -eq 1 ]] && grep -q 'esc\\x1b\[31mred' "$WORK/err"; then
 else
 	fail "message: escape sequence in a path is escaped" "stderr=$(cat -v "$WORK/err")"
 fi
-# Issue 13 item 9: on 8749137 a usage error printed the quoted argument
+# Issue 13 item 9: on e4476eb a usage error printed the quoted argument
 # raw: a newline in it split the message, an escape sequence reached the
 # terminal.
 run cbt "x

@@ -122,7 +122,7 @@ refused "snapshot: directory writable by other users" snapshot "writable by othe
 	snapshot --storage "$WORK/pub/f" --size 1M / -- true
 
 # A symbolic link another user made on the way to the file picked which
-# directory was checked (realpath() resolved it first): failed on d16cca1,
+# directory was checked (realpath() resolved it first): failed on e4476eb,
 # where root's own file behind uid 1000's link was accepted.
 mkdir -m 755 "$WORK/target" && (umask 077 && : >"$WORK/target/victim")
 ln -s "$WORK/target" "$WORK/sticky/evil" && chown -h 1000:1000 "$WORK/sticky/evil"
@@ -130,7 +130,7 @@ refused "add: another user's symbolic link on the way" add \
 	"$WORK/sticky/evil: a symbolic link owned by uid 1000: blksnap-storage follows only root's" \
 	add "$WORK/sticky/evil/victim" 1M
 # Root's own links, in directories only root can write, are followed
-# (passed on d16cca1 too).
+# (passed on e4476eb too).
 ln -s "$WORK/target" "$WORK/safe/rootlink"
 refused "add: root's symbolic link on the way followed" add "$NOMOD" \
 	add "$WORK/safe/rootlink/new" 1M
@@ -138,7 +138,7 @@ refused "add: root's symbolic link on the way followed" add "$NOMOD" \
 	add "../target/../safe/rel" 1M)
 
 # A long path left no room for the cause and the advice in the message:
-# failed on d16cca1 (cut after "(mode 0").
+# failed on e4476eb (cut after "(mode 0").
 long=$WORK/$(printf 'a%.0s' $(seq 1 220))
 mkdir -p "$long" && mkdir -m 777 "$long/pub"
 refused "add: long path keeps the cause and the advice" add \
@@ -147,7 +147,7 @@ refused "add: long path keeps the cause and the advice" add \
 
 # --- item 3: the state directory ---------------------------------------------
 # A sticky, world-writable state directory let others create entries that
-# every later command trips on: failed on d16cca1 (accepted).
+# every later command trips on: failed on e4476eb (accepted).
 BLKSNAP_STATE_DIR=$WORK/sticky refused "state: sticky directory writable by others" destroy \
 	"$WORK/sticky: state directory writable by other users" destroy $U
 BLKSNAP_STATE_DIR=$WORK/pub refused "state: writable by other users" destroy \
@@ -169,7 +169,7 @@ BLKSNAP_STATE_DIR=$WORK/st refused "state: malformed record" destroy \
 rm "$WORK/st/$U/files"
 # A record of 2cf2299 and before (a bare path) was called malformed, and
 # removing it as told left the file pinned with nothing pointing at it:
-# failed on d16cca1 (the line did not say the file was still immutable).
+# failed on e4476eb (the line did not say the file was still immutable).
 echo "/var/snap.diff" >"$WORK/st/$U/files"
 BLKSNAP_STATE_DIR=$WORK/st refused "state: old record says how to unpin" destroy \
 	"$WORK/st/$U/files: line 1 is a record of an older blksnap-storage .*/var/snap.diff.*chattr -i" destroy $U

@@ -4,7 +4,7 @@
 # free at take time from the image of the storage's own device or of its
 # whole disk, and neither exists for a dm device; giving the kernel a
 # block freed after the take would overwrite data the image still shows.
-# Failed on e1f5858: the take-time check was skipped and 'add' gave the
+# Failed on e4476eb: the take-time check was skipped and 'add' gave the
 # blocks (exit 0).
 # timeout: 120
 . /tests/common.sh

@@ -2,7 +2,7 @@
 # only) 1 KiB holes that were free at take time: none of it was in use
 # then, it is only too fragmented for the storage's 4 KiB alignment. 'add'
 # must say so (alignment, not the take), and keep nothing if it gave
-# nothing. Failed on 8749137: "8 sectors given, 0 sectors withheld" and
+# nothing. Failed on e4476eb: "8 sectors given, 0 sectors withheld" and
 # nothing about the other 504 sectors of the 256 KiB: the alignment of
 # the file's own extents was not counted (issue 13 item 4); and inside
 # the take-time filter, alignment loss was counted as withheld (see

@@ -3,9 +3,9 @@
 # deleted after the take: the image still shows that file, so none of the
 # blocks may be given to the kernel, as when the storage is on the disk
 # itself (add-on-blocks-freed-after-take-ext4). The ext4 has 1 KiB
-# blocks. Failed on e1f5858 twice over: the take-time check looked for an
+# blocks. Failed on e4476eb twice over: the take-time check looked for an
 # image of the partition only, found none, and 'add' gave the deleted
-# file's blocks to the kernel (exit 0); with that fixed, it still gave
+# file's blocks to the kernel (exit 0); with only that fixed, it still gave
 # them, because GETFSMAP of a 1 KiB-block ext4 on Linux 6.1 leaves some
 # in-use blocks out of its records and whatever was not listed counted
 # as free (with 4 KiB blocks the first fix alone passed).

@@ -6,7 +6,7 @@
 # counts the sectors lost to alignment, if any (issue 13 item 4: on
 # 2cf2299 the first add said "none of the new sectors was free when the
 # snapshot was taken" and left the file created, pinned and recorded; on
-# 8749137 it said "(0 sectors lost to alignment)").
+# e4476eb it said "(0 sectors lost to alignment)").
 # timeout: 120
 . /tests/common.sh
 

@@ -4,8 +4,7 @@
 # (the state directory's file system is full here), the file it created
 # must not be left behind grown, unrecorded and unpinned: 'add' fails in
 # one line saying the record failed, and removes the file. Failed on
-# b9f453c (review S3): the file stayed, and the next 'add' of it was
-# refused as "not storage of this snapshot".
+# e4476eb (review S3): the file stayed, grown, unrecorded and unpinned.
 # timeout: 180
 . /tests/common.sh
 

@@ -17,14 +17,17 @@
 #  4b. (review S1) destroy of a record whose name now leads to a FIFO, or
 #     to another user's file locked by them, says so in one line each
 #     without waiting for the lock, forgets the record (exit 1) and gives
-#     the find -inum hint. Failed on b9f453c: "Invalid argument" for the
-#     FIFO, "in use by another blksnap-storage process" after 5 s for the
-#     locked file, and the record was kept, so destroy never succeeded.
+#     the find -inum hint. Before the fix it said "Invalid argument" for
+#     the FIFO, "in use by another blksnap-storage process" after 5 s for
+#     the locked file, and kept the record, so destroy never succeeded.
 #  5. (item 9) 'list' escapes a comma, tab, ESC in a path; 'list --json'
 #     is valid UTF-8 with a 0xff byte in a path (\udcff).
 # On 2cf2299 this failed at the first step: add adopted the 0666 file of
 # uid 1000 (and destroy unpinned the other file through the swapped
-# directory; snapshot's cleanup deleted the file put in its place).
+# directory; snapshot's cleanup deleted the file put in its place). On
+# e4476eb it failed at step 2: the line for the other file did not say the
+# record was forgotten nor how to find the file (find -inum), so the record
+# stayed and destroy could never finish.
 # timeout: 180
 . /tests/common.sh
 

@@ -2,7 +2,7 @@
 # line in /run/blksnap/ID/files) must not show it as having no storage:
 # one line on stderr names the record file, the snapshot is left out,
 # the others are listed, and the exit status is 1 (text and --json).
-# Failed on b9f453c (review S2): "ID created -" and "storage":[], exit 0.
+# Failed on e4476eb (review S2): "ID created -" and "storage":[], exit 0.
 # timeout: 120
 . /tests/common.sh
 

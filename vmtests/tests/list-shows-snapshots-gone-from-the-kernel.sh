@@ -1,7 +1,7 @@
 # A snapshot the kernel forgot (the module was unloaded with it held)
 # still has pinned storage files: 'list' shows it as "gone" with its files
 # (text and JSON), and 'destroy ID' unpins them and forgets it. Failed on
-# 8749137: 'list' showed nothing, so nothing told the administrator why
+# e4476eb: 'list' showed nothing, so nothing told the administrator why
 # the files could not be deleted (issue 13 item 6).
 # timeout: 120
 . /tests/common.sh

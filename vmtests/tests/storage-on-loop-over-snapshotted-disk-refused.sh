@@ -4,7 +4,7 @@
 # of the backing file, written back to the snapshotted disk, so they would
 # be copied on write into the storage itself. The same on a partition of
 # such a loop device (losetup -P) is refused too. A loop device over a
-# file in /dev/shm (tmpfs, as make_loop makes) stays accepted. Failed on b9f453c
+# file in /dev/shm (tmpfs, as make_loop makes) stays accepted. Failed on e4476eb
 # (review S6b): 'add' gave the storage, since a loop device has no
 # slaves/ in sysfs.
 # timeout: 120

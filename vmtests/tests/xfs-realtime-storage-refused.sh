@@ -2,8 +2,9 @@
 # with the rtinherit flag) is refused by 'add' in one line naming the
 # cause: FIEMAP gives its extents as offsets on the realtime device, which
 # would be handed to the kernel as sectors of the data device. Failed on
-# e1f5858 (on Debian's kernel, run by 'make vmtest-stock'): 'add' gave the
-# realtime extents as sectors of the data device.
+# e4476eb (its CLI on today's test kernel, and on Debian's kernel with
+# 'make vmtest-stock'): 'add' gave the realtime extents as sectors of the
+# data device.
 # timeout: 120
 . /tests/common.sh
 
