@@ -80,17 +80,6 @@ static const char create_help[] =
 	"Options:\n"
 	" -h, --help  display this help\n";
 
-static int create_error(const char *object, int err)
-{
-	if (err == -EBUSY)
-		report(object, "a device is already in another snapshot");
-	else if (err == -ENODEV || err == -ENXIO)
-		report(object, "no such device");
-	else
-		fail(object, err);
-	return EXIT_RUNTIME;
-}
-
 int cmd_create(int argc, char **argv)
 {
 	char text[BSC_UUID_LEN + 1];
@@ -112,7 +101,7 @@ int cmd_create(int argc, char **argv)
 		int err = bsc_snapshot_create(ctl, devs, (unsigned int)n, &id);
 
 		if (err) {
-			create_error(n == 1 ? argv[optind] : "devices", err);
+			create_failed(n == 1 ? argv[optind] : "devices", err);
 		} else {
 			bsc_uuid_format(&id, text);
 			printf("%s\n", text);

@@ -273,12 +273,8 @@ static int prepare(struct run *r, dev_t *devs)
 	if (r->ctl < 0)
 		return EXIT_RUNTIME;
 	ret = bsc_snapshot_create(r->ctl, devs, (unsigned int)r->ndevices, &r->id);
-	if (ret == -EBUSY)
-		report(NULL, "a device is already in another snapshot");
-	else if (ret)
-		fail("cannot create the snapshot", ret);
 	if (ret)
-		return EXIT_RUNTIME;
+		return create_failed(NULL, ret);
 	r->created = true;
 	if (storage_open(&r->s, r->ctl, &r->id, r->storage_path, why) == 0) {
 		r->storage_open = true;

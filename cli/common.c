@@ -66,6 +66,23 @@ int fail(const char *object, int err)
 	return EXIT_RUNTIME;
 }
 
+int create_failed(const char *object, int err)
+{
+	if (err == -EBUSY)
+		report(object, "a device is already in another snapshot");
+	else if (err == -ENODEV || err == -ENXIO)
+		report(object, "no such device");
+	else if (err == -EOPNOTSUPP)
+		/* Only the standalone bdev_filter.ko says this; its log says why. */
+		report(object, "the kernel cannot intercept the device's writes: "
+		       "bdev_filter could not install its hook (see 'dmesg | "
+		       "grep bdev_filter' for why)");
+	else
+		report(object, "cannot create the snapshot: %s",
+		       strerror(-err));
+	return EXIT_RUNTIME;
+}
+
 int usage_error(const char *fmt, ...)
 {
 	char prefix[PATH_MAX + 256];

@@ -45,6 +45,12 @@ void report(const char *object, const char *fmt, ...)
 int fail(const char *object, int err);
 
 /*
+ * The kernel's refusal @err of a snapshot of @object (create, snapshot),
+ * in one line that says why; returns EXIT_RUNTIME.
+ */
+int create_failed(const char *object, int err);
+
+/*
  * A usage error: the message, then a hint to run --help; returns
  * EXIT_USAGE so callers can write `return usage_error(...)`.
  */

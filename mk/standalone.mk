@@ -15,6 +15,9 @@ STANDALONE_SRC   := $(wildcard kernel/standalone/*) $(KDRIVER_SRC)
 # Debian's modules the tests need (their dependencies come from modules.dep).
 STOCK_KMODS      := virtio_pci virtio_blk virtio_console crc32c_generic ext4 \
                     xfs dm_mod dm_snapshot dm_flakey dm_delay loop
+# Test-only modules for the guest (vmtests/stock/), never packaged.
+STOCK_TEST_OUT   := $(BUILD)/standalone-test
+STOCK_TEST_KOS   := $(STOCK_TEST_OUT)/ipmodify_holder.ko
 STOCK_VM_OUT     ?= $(BUILD)/vm-stock
 STOCK_INITRAMFS  := $(STOCK_VM_OUT)/initramfs.cpio.gz
 
@@ -40,15 +43,25 @@ $(STOCK_BLKSNAP_KO) $(STOCK_FILTER_KO) &: $(STANDALONE_SRC) | standalone-deps
 	@# kbuild relinks only what changed: mark both as built from these sources.
 	@touch $(STOCK_BLKSNAP_KO) $(STOCK_FILTER_KO)
 
+$(STOCK_TEST_KOS) &: $(wildcard vmtests/stock/*) | standalone-deps
+	@mkdir -p $(STOCK_TEST_OUT)
+	@for f in vmtests/stock/*; do ln -sfn $(CURDIR)/$$f $(STOCK_TEST_OUT)/$${f##*/}; done
+	@echo "  MODULES $(STOCK_TEST_OUT) (test only) against $(STOCK_KDIR)"
+	@{ $(MAKE) --no-print-directory -s -C $(STOCK_KDIR) M=$(STOCK_TEST_OUT) modules 2>&1; \
+	   echo "kbuild-exit $$?"; } | \
+		awk '/^kbuild-exit / { rc = $$2; next } /^Skipping BTF generation/ { next } \
+		{ print; fflush() } END { exit rc }'
+	@touch $(STOCK_TEST_KOS)
+
 # Debian's modules in load order, dependencies first, each once.
 stock_kmod_files = $(shell for m in $(STOCK_KMODS); do \
 	modprobe -S $(STOCK_ABI) --show-depends $$m; done | \
 	awk '$$1 == "insmod" && !seen[$$2]++ { print $$2 }')
 
-$(STOCK_INITRAMFS): $(STOCK_BLKSNAP_KO) $(STOCK_FILTER_KO) $(CLI_BIN) $(BSCTL) $(VM_INPUTS) | vm-deps stock-image-deps
+$(STOCK_INITRAMFS): $(STOCK_BLKSNAP_KO) $(STOCK_FILTER_KO) $(STOCK_TEST_KOS) $(CLI_BIN) $(BSCTL) $(VM_INPUTS) | vm-deps stock-image-deps
 	@mkdir -p $(dir $@)
 	@echo "  INITRD  $@ (Debian $(STOCK_ABI) modules)"
-	@VM_KMODS="$(stock_kmod_files)" VM_FILTER_KO=$(STOCK_FILTER_KO) \
+	@VM_KMODS="$(stock_kmod_files)" VM_FILTER_KO=$(STOCK_FILTER_KO) VM_TEST_KOS="$(STOCK_TEST_KOS)" \
 		vmtests/mkinitramfs.sh $@ $(STOCK_BLKSNAP_KO) $(CLI_BIN) $(BSCTL)
 
 vmtest-stock: cli $(STOCK_INITRAMFS) | stock-image-deps ## run the VM tests on Debian's own kernel with the standalone modules (TESTS="a b")

@@ -5,7 +5,8 @@
 # usage: mkinitramfs.sh OUT.cpio.gz BLKSNAP_KO BLKSNAP_STORAGE BSCTL
 # env (for a stock kernel, see mk/standalone.mk): VM_KMODS, the kernel's
 # own modules in load order, which the guest init loads at boot;
-# VM_FILTER_KO, bdev_filter.ko, which load_module loads before blksnap.
+# VM_FILTER_KO, bdev_filter.ko, which load_module loads before blksnap;
+# VM_TEST_KOS, test-only modules, put in /lib/modules/test/.
 set -euo pipefail
 
 out=$1 ko=$2 cli=$3 bsctl=$4
@@ -21,6 +22,10 @@ chmod +x "$root/init"
 cp "$ko" "$root/lib/modules/blksnap.ko"
 if [ -n "${VM_FILTER_KO:-}" ]; then
 	cp "$VM_FILTER_KO" "$root/lib/modules/bdev_filter.ko"
+fi
+if [ -n "${VM_TEST_KOS:-}" ]; then
+	mkdir -p "$root/lib/modules/test"
+	cp $VM_TEST_KOS "$root/lib/modules/test/"
 fi
 if [ -n "${VM_KMODS:-}" ]; then
 	mkdir -p "$root/lib/modules/boot"
