@@ -72,8 +72,8 @@ int create_failed(const char *object, int err)
 		report(object, "a device is already in another snapshot");
 	else if (err == -ENODEV || err == -ENXIO)
 		report(object, "no such device");
-	else if (err == -EOPNOTSUPP)
-		/* Only the standalone bdev_filter.ko says this; its log says why. */
+	else if (err == -EOPNOTSUPP && access("/sys/module/bdev_filter", F_OK) == 0)
+		/* The standalone bdev_filter.ko says this; its log says why. */
 		report(object, "the kernel cannot intercept the device's writes: "
 		       "bdev_filter could not install its hook (see 'dmesg | "
 		       "grep bdev_filter' for why)");

@@ -25,7 +25,7 @@ if [ -n "${VM_FILTER_KO:-}" ]; then
 fi
 if [ -n "${VM_TEST_KOS:-}" ]; then
 	mkdir -p "$root/lib/modules/test"
-	cp $VM_TEST_KOS "$root/lib/modules/test/"
+	for m in $VM_TEST_KOS; do cp "$m" "$root/lib/modules/test/"; done
 fi
 if [ -n "${VM_KMODS:-}" ]; then
 	mkdir -p "$root/lib/modules/boot"

@@ -174,6 +174,8 @@ guest_cleanup() {
 	rm -rf /dev/shm/loops
 	rm -rf /run/blksnap
 	rmmod blksnap 2>/dev/null
+	# A stock-kernel test's other IPMODIFY user would fail every later create.
+	rmmod ipmodify_holder 2>/dev/null
 	dmesg -c > /dev/null
 	sync
 }

@@ -27,6 +27,7 @@ grep -q "^blksnap-storage: create: /dev/vdb: the kernel cannot intercept the dev
 msg=$(dmesg | grep 'bdev_filter: cannot hook' | head -n 1)
 echo "$msg" | grep -q 'another ftrace IPMODIFY user' || fail "the kernel log does not name the other hook: '$msg'"
 [ "$(bsok collect)" = 0 ] || fail "a snapshot was left behind: $(bsok collect)"
+bsctl cbtinfo | grep -q "^$(devnum /dev/vdb) " && fail "vdb is still tracked: $(bsctl cbtinfo)"
 run rmmod ipmodify_holder
 
 # The function is free again: the same create works.
