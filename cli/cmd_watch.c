@@ -22,6 +22,8 @@ static const char watch_help[] =
 	"said once on stderr and watching goes on.  Every growth is logged on\n"
 	"stdout.  Ends when the snapshot is destroyed or on SIGINT/SIGTERM\n"
 	"(exit 0); on a corrupted event prints the device and error and exits 3.\n"
+	"If FILE is on a device of the snapshot, the next growth is made ahead\n"
+	"and kept as a spare, so that an event is met with no write to it.\n"
 	"\n"
 	"Options:\n"
 	" -s, --snapshot ID  the snapshot (may be left out if only one exists)\n"

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <string.h>
 #include <time.h>
@@ -36,7 +37,32 @@ struct watch {
 	 */
 	bool use_spare;
 	struct sf_ranges spare;
+	/* The kernel's last request (bytes): a spare is at least that. */
+	uint64_t last_request;
 };
+
+#define STORAGE_MINIMUM_PARAM "/sys/module/blksnap/parameters/diff_storage_minimum"
+/* The module's default diff_storage_minimum, 1 GiB, if it cannot be read. */
+#define STORAGE_MINIMUM_DEFAULT (2097152ULL << SF_SECTOR_SHIFT)
+
+/*
+ * What the kernel asks for at a low free space event before it has asked:
+ * its diff_storage_minimum parameter, in bytes.
+ */
+static uint64_t kernel_request_bytes(void)
+{
+	unsigned long long sectors = 0;
+	FILE *f = fopen(STORAGE_MINIMUM_PARAM, "re");
+
+	if (f) {
+		if (fscanf(f, "%llu", &sectors) != 1)
+			sectors = 0;
+		fclose(f);
+	}
+	if (!sectors || sectors > (UINT64_MAX >> SF_SECTOR_SHIFT))
+		return STORAGE_MINIMUM_DEFAULT;
+	return (uint64_t)sectors << SF_SECTOR_SHIFT;
+}
 
 void watch_loop_interrupt(void)
 {
@@ -207,8 +233,12 @@ static void log_grow_failure(struct watch *w, const char *why)
  */
 #define GROW_ATTEMPTS 16
 
-/* Allocate the next step ahead, if the storage needs a spare and has none. */
-static void refill_spare(struct watch *w)
+/*
+ * Allocate the next step ahead, if the storage needs a spare and has none:
+ * max(--step, the kernel's last request), so that the next event is met
+ * with no write to the snapshotted device. -ESRCH: the snapshot is gone.
+ */
+static int refill_spare(struct watch *w)
 {
 	uint64_t size = 0, can, ask, align = sf_align(w->s->f);
 	enum cap_reason why;
@@ -218,29 +248,39 @@ static void refill_spare(struct watch *w)
 	uint64_t ready = 0;
 
 	/* Blocks in use at take time are withheld: try other blocks. */
-	for (int i = 0; i < GROW_ATTEMPTS && w->use_spare && !w->spare.count;
-	     i++) {
+	for (int i = 0; i < GROW_ATTEMPTS && w->use_spare && !w->spare.count &&
+	     !stop_requested; i++) {
+		int ret;
+
 		sf_size(w->s->f, &size);
 		can = room(w, size, &why);
-		ask = w->o->step;
+		ask = w->o->step > w->last_request ? w->o->step : w->last_request;
 		if (can < ask)
 			say_capped(w, why, size);
 		ask = (can < ask ? can : ask) / align * align;
 		if (!ask)
-			return;
-		if (storage_prepare_spare(w->s, ask, &g, &w->spare, text)) {
+			return 0;
+		ret = storage_prepare_spare(w->s, ask, &g, &w->spare, text);
+		if (ret == -ESRCH)
+			return ret;
+		if (ret) {
 			log_grow_failure(w, text);
-			return;
+			return 0;
 		}
 		ready = 0;
 		for (size_t r = 0; r < w->spare.count; r++)
 			ready += w->spare.r[r].sector_count;
-		if (!w->o->json) {
+		if (!ready) {
+			/* All in use at take time: a growth that gave nothing. */
+			log_growth(w, 0, &g);
+		} else if (!w->o->json) {
 			log_text(w, "grown to %" PRIu64 " bytes: %" PRIu64
 				 " sectors ready as a spare, given at the next "
-				 "low free space event%s", g.new_size, ready,
+				 "low free space event%s%s", g.new_size, ready,
 				 g.withheld_sectors ? " (some withheld: in use "
-				 "at take time)" : "");
+				 "at take time)" : "",
+				 g.unaligned_sectors ? " (some lost to alignment)" :
+				 "");
 		} else {
 			json_event(w, &j, "spare_ready");
 			json_u64(&j, "size", g.new_size);
@@ -251,35 +291,44 @@ static void refill_spare(struct watch *w)
 			json_end_event(&j);
 		}
 		if (!g.withheld_sectors)
-			return;
+			return 0;
 	}
+	return 0;
 }
 
-/* Give the spare at once; the sectors it held, or 0. */
-static uint64_t give_spare(struct watch *w, uint64_t requested_sectors)
+/*
+ * Give the spare at once; the sectors it held in @given. -ESRCH: the
+ * snapshot is gone (nothing to say: the loop ends).
+ */
+static int give_spare(struct watch *w, uint64_t requested_sectors,
+		      uint64_t *given_out)
 {
 	uint64_t given = 0;
 	char text[WHY_LEN];
 	struct json j;
 	int ret;
 
+	*given_out = 0;
 	if (!w->spare.count)
 		return 0;
 	ret = storage_give_spare(w->s, &w->spare, &given, text);
+	if (ret == -ESRCH)
+		return ret;
 	if (ret)
 		log_grow_failure(w, text);
+	*given_out = given;
 	if (!given)
 		return 0;
 	if (!w->o->json) {
 		log_text(w, "spare given: requested %" PRIu64 " sectors, "
 			 "given %" PRIu64 " sectors", requested_sectors, given);
-		return given;
+		return 0;
 	}
 	json_event(w, &j, "spare_given");
 	json_u64(&j, "requested_sectors", requested_sectors);
 	json_u64(&j, "given_sectors", given);
 	json_end_event(&j);
-	return given;
+	return 0;
 }
 
 
@@ -295,9 +344,14 @@ static int on_low_space(struct watch *w, uint64_t requested_sectors)
 	int ret;
 
 	want = requested_sectors << SF_SECTOR_SHIFT;
+	if (requested_sectors)
+		w->last_request = want;
 	if (want < w->o->step)
 		want = w->o->step;
-	given = give_spare(w, requested_sectors) << SF_SECTOR_SHIFT;
+	ret = give_spare(w, requested_sectors, &given);
+	if (ret == -ESRCH)
+		return ret;
+	given <<= SF_SECTOR_SHIFT;
 	for (int i = 0; i < GROW_ATTEMPTS && given < want; i++) {
 		uint64_t ask = want - given;
 
@@ -314,8 +368,9 @@ static int on_low_space(struct watch *w, uint64_t requested_sectors)
 		if (ret == -ESRCH)
 			return ret;
 		if (ret) {
+			/* Still make the next spare: the next event needs it. */
 			log_grow_failure(w, text);
-			return 0;
+			return refill_spare(w);
 		}
 		log_growth(w, requested_sectors, &g);
 		given += g.given_sectors << SF_SECTOR_SHIFT;
@@ -332,8 +387,7 @@ static int on_low_space(struct watch *w, uint64_t requested_sectors)
 	    !capped && withheld)
 		log_grow_failure(w, "gave less than requested: the new blocks "
 				 "were in use when the snapshot was taken");
-	refill_spare(w);
-	return 0;
+	return refill_spare(w);
 }
 
 static int on_corrupted(struct watch *w, const struct blk_snap_event_corrupted *c)
@@ -404,8 +458,12 @@ int watch_loop(struct storage *s, const struct watch_opts *o)
 
 	sf_ranges_init(&w.spare);
 	w.use_spare = storage_on_snapshot(s);
+	w.last_request = kernel_request_bytes();
 	log_state(&w, "started", "watching");
-	refill_spare(&w);
+	if (refill_spare(&w) == -ESRCH) {
+		log_state(&w, "destroyed", "snapshot destroyed, watch ends");
+		status = EXIT_OK;
+	}
 	while (status < 0) {
 		ret = wait_event(&w, &ev);
 		if (ret == 0) {
@@ -420,7 +478,16 @@ int watch_loop(struct storage *s, const struct watch_opts *o)
 			status = fail("waiting for events", ret);
 		}
 	}
-	/* A spare never given stays in the file, pinned until destroy. */
+	/*
+	 * Leaving while the snapshot lives on (stop requested): give the
+	 * spare now, which writes nothing, rather than strand it in the file.
+	 * What is left (killed, destroyed) stays pinned until destroy.
+	 */
+	if (w.spare.count && stop_requested) {
+		uint64_t given;
+
+		give_spare(&w, 0, &given);
+	}
 	sf_ranges_free(&w.spare);
 	return status;
 }
