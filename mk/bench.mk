@@ -1,7 +1,10 @@
 # Benchmarks: the built kernel in QEMU once, fio as the load, blksnap
 # against no snapshot and against dm-snapshot; prints the table and
 # writes $(BENCH_OUT)/results.json, results.md, results.svg.
-#   make bench [VM_SKIP_KERNEL=1] [VM_OUT=dir] [BENCH_QUICK=1]
+#   make bench [VM_SKIP_KERNEL=1] [VM_OUT=dir] [BENCH_QUICK=1] [BENCH_STOCK=0]
+# BENCH_STOCK=1 (the default, but for BENCH_QUICK=1) also runs the write section on Debian's own
+# kernel with the standalone modules (mk/standalone.mk): the standalone
+# route against the patched kernel.
 # Needs mk/kernel.mk, mk/vmtest.mk and mk/userland.mk (included before).
 
 # The results go to build/bench unless VM_OUT is given.
@@ -18,7 +21,11 @@ $(BENCH_INITRAMFS): $(BLKSNAP_KO) $(CLI_BIN) $(BSCTL) $(VM_INPUTS) vmtests/bench
 	@echo "  INITRD  $@"
 	@vmtests/mkinitramfs.sh $@ $(BLKSNAP_KO) $(CLI_BIN) $(BSCTL)
 
+BENCH_STOCK ?= $(if $(filter 1,$(BENCH_QUICK)),0,1)
+BENCH_STOCK_DEPS := $(if $(filter 1,$(BENCH_STOCK)),$(STOCK_INITRAMFS) stock-image-deps)
+
 .PHONY: bench
-bench: $(if $(filter 1,$(VM_SKIP_KERNEL)),,kernel) cli $(BENCH_INITRAMFS) $(BENCH_SFGROW) ## run the benchmarks in QEMU: table, results.json/.svg in build/bench (BENCH_QUICK=1: small)
+bench: $(if $(filter 1,$(VM_SKIP_KERNEL)),,kernel) cli $(BENCH_INITRAMFS) $(BENCH_SFGROW) $(BENCH_STOCK_DEPS) ## run the benchmarks in QEMU: table, results.json/.svg in build/bench (BENCH_QUICK=1: small)
 	@BENCH_COMMAND="make bench$(if $(BENCH_QUICK), BENCH_QUICK=$(BENCH_QUICK))" \
+		$(if $(filter 1,$(BENCH_STOCK)),BENCH_STOCK_KERNEL=$(STOCK_VMLINUZ) BENCH_STOCK_INITRAMFS=$(STOCK_INITRAMFS)) \
 		vmtests/bench-run.sh $(BZIMAGE) $(BENCH_INITRAMFS) $(BENCH_SFGROW) $(BENCH_OUT)

@@ -19,6 +19,7 @@
 #   bench.change=PCT,.. [1,10]   bench.change_cap=GiB of copy-on-write
 #   per step [4]   bench.lat_rounds=N [3]   bench.bursts=MiB,.. [128,256,512]
 #   bench.thresholds=MiB,.. [1,64]
+#   bench.configs=NAME,.. of the write section [none,blksnap_other,blksnap_same,dmsnap]
 . /tests/common.sh
 
 port=/dev/console
@@ -29,6 +30,7 @@ done
 # --- parameters --------------------------------------------------------------
 SECTIONS=write,read,scale,growth REGION=128 REPS=1 REWRITE_IOS=2048 SCALE=16
 CHANGE=1,10 CHANGE_CAP=4 LAT_ROUNDS=3 BURSTS=128,256,512 THRESHOLDS=1,64
+CONFIGS=none,blksnap_other,blksnap_same,dmsnap
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	bench.sections=*) SECTIONS=${arg#*=} ;;
@@ -41,6 +43,7 @@ for arg in $(cat /proc/cmdline); do
 	bench.lat_rounds=*) LAT_ROUNDS=${arg#*=} ;;
 	bench.bursts=*) BURSTS=${arg#*=} ;;
 	bench.thresholds=*) THRESHOLDS=${arg#*=} ;;
+	bench.configs=*) CONFIGS=${arg#*=} ;;
 	esac
 done
 CHUNK=262144		# blksnap's default chunk (chunk_minimum_shift=18)
@@ -171,9 +174,27 @@ chunk_bytes() {
 # none = no snapshot; blksnap_other = storage file on xfs on vdc;
 # blksnap_same = storage file next to the load on the origin's ext4;
 # dmsnap = ext4 on a snapshot-origin of vdb, transient snapshot with
-# vdc as its COW device, 256 KiB chunks.
+# vdc as its COW device, 256 KiB chunks; other_filtered = no snapshot of
+# vdb, but one created of vda: what a filter on another disk costs every
+# write (on a stock kernel, bdev_filter.ko's hook is then installed).
 w_setup_none() { :; }
 w_teardown_none() { :; }
+
+w_setup_other_filtered() {
+	W_ID=$(blksnap-storage create /dev/vda) || fail "create of vda failed"
+}
+w_teardown_other_filtered() {
+	run blksnap-storage destroy "$W_ID" > /dev/null
+	w_untrack
+}
+
+# A destroyed snapshot leaves its devices tracked (CBT goes on, and on a
+# stock kernel bdev_filter's hook stays installed): reload the module so
+# that the next configuration starts with no filter anywhere.
+w_untrack() {
+	unload_module
+	load_module
+}
 
 w_setup_blksnap_other() {
 	mkfs_of xfs $STOR
@@ -186,6 +207,7 @@ w_teardown_blksnap_other() {
 	run blksnap-storage destroy "$W_ID" > /dev/null
 	rm -f /mnt/st/diff
 	run umount /mnt/st
+	w_untrack
 }
 
 w_setup_blksnap_same() {
@@ -196,6 +218,7 @@ w_setup_blksnap_same() {
 w_teardown_blksnap_same() {
 	run blksnap-storage destroy "$W_ID" > /dev/null
 	rm -f /mnt/o/diff || fail "cannot delete /mnt/o/diff"
+	w_untrack
 }
 
 w_setup_dmsnap() {
@@ -211,7 +234,7 @@ w_teardown_dmsnap() {
 }
 
 section_write() {
-	local n rep cfg k
+	local n rep cfg k cfgs count
 	load_module
 	mkfs_of ext4 $ORIG
 	mkdir -p /mnt/o && run mount -o noatime,lazytime $ORIG /mnt/o
@@ -230,8 +253,11 @@ section_write() {
 	while [ $rep -le "$REPS" ]; do
 		# A different order each time, so that drift of the host's load
 		# does not always favour the same configuration.
-		for cfg in $(echo none blksnap_other blksnap_same dmsnap none blksnap_other blksnap_same |
-				cut -d' ' -f$(((rep - 1) % 4 + 1))-$(((rep - 1) % 4 + 4))); do
+		cfgs=$(list "$CONFIGS")
+		count=$(echo $cfgs | wc -w)
+		case " $cfgs " in *" none "*) ;; *) fail "bench.configs=$CONFIGS: 'none' (the baseline) is needed" ;; esac
+		for cfg in $(echo $cfgs $cfgs |
+				cut -d' ' -f$(((rep - 1) % count + 1))-$(((rep - 1) % count + count))); do
 			k=write.$cfg.r$rep
 			progress "write cost: $cfg (rep $rep)"
 			w_setup_$cfg "$k"
@@ -494,6 +520,13 @@ growth_bursts() {
 			id=$(blksnap-storage create $ORIG) || fail "create failed"
 			run blksnap-storage add --snapshot "$id" /mnt/st/burst 64M > /dev/null
 			run blksnap-storage take "$id" > /dev/null
+			# Room the storage can grow into: free space less the
+			# margin 'watch' keeps, min(5%, 256 MiB); the burst should
+			# survive any size up to it (issue 15 item 1).
+			df -Pm /mnt/st | awk -v k="growth.burst.t$thr.b$b" 'NR == 2 {
+				m = int($2 * 5 / 100); if (m > 256) m = 256
+				printf "BENCH %s.free_at_take_mib %d\nBENCH %s.growable_at_take_mib %d\n", k, $4, k, ($4 > m ? $4 - m : 0)
+			}' > "$port"
 			img=$(blksnap-storage images "$id" | awk '{ print $2 }')
 			watch_bg /mnt/st/burst "$id" /tmp/burst.json --step 64M
 			fio_run "growth.burst.t$thr.b$b" --filename=$ORIG --rw=write --bs=1M --size=${b}M
@@ -531,7 +564,7 @@ info guest.fio "$(fio --version)"
 info guest.dmsetup "$(dmsetup --version 2>&1 | tr '\n' ' ')"
 info guest.cpus "$(nproc)"
 info guest.mem_kb "$(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo)"
-for k in SECTIONS REGION REPS REWRITE_IOS SCALE CHANGE CHANGE_CAP LAT_ROUNDS BURSTS THRESHOLDS; do
+for k in SECTIONS REGION REPS REWRITE_IOS SCALE CHANGE CHANGE_CAP LAT_ROUNDS BURSTS THRESHOLDS CONFIGS; do
 	eval "info param.$k \"\$$k\""
 done
 load_module
