@@ -58,12 +58,12 @@ stock_kmod_files = $(shell for m in $(STOCK_KMODS); do \
 	modprobe -S $(STOCK_ABI) --show-depends $$m; done | \
 	awk '$$1 == "insmod" && !seen[$$2]++ { print $$2 }')
 
-$(STOCK_INITRAMFS): $(STOCK_BLKSNAP_KO) $(STOCK_FILTER_KO) $(STOCK_TEST_KOS) $(CLI_BIN) $(BSCTL) $(VM_INPUTS) | vm-deps stock-image-deps
+$(STOCK_INITRAMFS): $(STOCK_BLKSNAP_KO) $(STOCK_FILTER_KO) $(STOCK_TEST_KOS) $(CLI_BIN) $(BSCTL) $(VM_INPUTS) vmtests/bench.sh | vm-deps stock-image-deps
 	@mkdir -p $(dir $@)
 	@echo "  INITRD  $@ (Debian $(STOCK_ABI) modules)"
 	@VM_KMODS="$(stock_kmod_files)" VM_FILTER_KO=$(STOCK_FILTER_KO) VM_TEST_KOS="$(STOCK_TEST_KOS)" \
 		vmtests/mkinitramfs.sh $@ $(STOCK_BLKSNAP_KO) $(CLI_BIN) $(BSCTL)
 
 vmtest-stock: cli $(STOCK_INITRAMFS) | stock-image-deps ## run the VM tests on Debian's own kernel with the standalone modules (TESTS="a b")
-	@VM_TIMEOUT_SCALE=$(or $(VM_TIMEOUT_SCALE),1) VM_APPEND="$(VM_APPEND)" \
+	@VM_TIMEOUT_SCALE=$(or $(VM_TIMEOUT_SCALE),1) VM_APPEND="$(VM_APPEND)" VM_JOBS=$(or $(VM_JOBS),1) \
 		vmtests/run.sh $(STOCK_VMLINUZ) $(STOCK_INITRAMFS) $(STOCK_VM_OUT) $(TESTS)
