@@ -517,8 +517,24 @@ static int hand_over(struct storage *s, const struct sf_ranges *usable,
 	ret = sf_pin(s->f);
 	if (ret)
 		return explain_sf_error(s, ret, why);
-	if (spare)	/* ready, recorded and pinned: given later */
+	if (spare) {	/* ready, recorded and pinned: given later */
+		struct blk_snap_image_info *info;
+		unsigned int count;
+
+		/*
+		 * No append can fail here if the snapshot was destroyed during
+		 * the growth: ask, so that the caller takes the record back
+		 * instead of leaving a pinned file of a dead snapshot.
+		 */
+		ret = bsc_collect_images(s->ctl, &s->id, &info, &count);
+		if (ret == -ENODEV)	/* not taken yet: it exists */
+			return 0;
+		if (ret)
+			return say(why, ret, "the snapshot is gone: %s",
+				   strerror(-ret));
+		free(info);
 		return 0;
+	}
 	ret = bsc_append_storage(s->ctl, &s->id, s->dev, usable->r,
 				 usable->count, appended);
 	if (ret && *appended)
