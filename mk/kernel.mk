@@ -79,8 +79,12 @@ FORCE:
 SERIES_OUT := $(BUILD)/series
 
 .PHONY: series series-check
-series: | kernel-deps ## write the kernel patch series (git format-patch) to build/series and checkpatch it
-	@scripts/make-series.sh $(KERNEL_TARBALL) $(BUILD)/series-tree $(SERIES_OUT)
+series: | kernel-deps ## write the kernel patch series to build/series, signed off by AUTHOR="Name <mail>", and checkpatch it
+	@AUTHOR="$(AUTHOR)" scripts/make-series.sh $(KERNEL_TARBALL) $(BUILD)/series-tree $(SERIES_OUT)
 
-series-check: series ## apply build/series to a pristine tree with git am and build it
-	@scripts/check-series.sh $(KERNEL_TARBALL) $(SERIES_OUT) $(BUILD)/series-check $(CURDIR)/kernel/config/blksnap.config
+# The check needs no identity: without AUTHOR it checks an unsigned copy
+# of the series (build/series-unsigned), never one to send.
+SERIES_CHECKED := $(if $(AUTHOR),$(SERIES_OUT),$(BUILD)/series-unsigned)
+series-check: | kernel-deps ## write the series (unsigned without AUTHOR), checkpatch it, apply it to a pristine tree with git am and build it
+	@AUTHOR="$(AUTHOR)" UNSIGNED=$(if $(AUTHOR),0,1) scripts/make-series.sh $(KERNEL_TARBALL) $(BUILD)/series-tree $(SERIES_CHECKED)
+	@scripts/check-series.sh $(KERNEL_TARBALL) $(SERIES_CHECKED) $(BUILD)/series-check $(CURDIR)/kernel/config/blksnap.config
