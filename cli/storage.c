@@ -713,11 +713,16 @@ bool storage_on_snapshot(const struct storage *s)
 	if (device_partition(s->dev, &whole, &start, &sectors))
 		whole = 0;
 	origs = calloc(count ? count : 1, sizeof(*origs));
-	for (unsigned int i = 0; origs && i < count; i++) {
+	/* Cannot tell: keep a spare, which is safe either way. */
+	if (!origs) {
+		free(info);
+		return true;
+	}
+	for (unsigned int i = 0; i < count; i++) {
 		origs[i] = bsc_dev_t(info[i].orig_dev_id);
 		on = on || origs[i] == s->dev || (whole && origs[i] == whole);
 	}
-	if (origs && !on)
+	if (!on)
 		on = stacked_on_origs(s->dev, origs, count);
 	free(origs);
 	free(info);
