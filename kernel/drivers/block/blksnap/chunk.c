@@ -16,7 +16,7 @@ void chunk_diff_buffer_release(struct chunk *chunk)
 		return;
 
 	chunk_state_unset(chunk, CHUNK_ST_BUFFER_READY);
-	diff_buffer_release(chunk->diff_area, chunk->diff_buffer);
+	diff_buffer_release(&chunk->diff_area->buffer_pool, chunk->diff_buffer);
 	chunk->diff_buffer = NULL;
 }
 
@@ -65,7 +65,8 @@ int chunk_schedule_storing(struct chunk *chunk, bool is_nowait)
 		 */
 		if (ret == -ENOSPC) {
 			ret = diff_storage_park(diff_area->diff_storage,
-						&chunk->cache_link);
+						&chunk->cache_link,
+						chunk_store_parked);
 			if (!ret)
 				return 0;
 			if (ret == -EAGAIN)
@@ -78,9 +79,13 @@ int chunk_schedule_storing(struct chunk *chunk, bool is_nowait)
 	return chunk_async_store_diff(chunk, is_nowait);
 }
 
-/* Storage was appended, or the wait for it ended: store or fail @chunk. */
-void chunk_store_parked(struct chunk *chunk)
+/*
+ * Storage was appended, or the wait for it ended: store or fail the chunk
+ * parked by diff_storage_park().
+ */
+void chunk_store_parked(struct list_head *cache_link)
 {
+	struct chunk *chunk = list_entry(cache_link, struct chunk, cache_link);
 	unsigned int current_flag = memalloc_noio_save();
 	int ret = chunk_schedule_storing(chunk, false);
 

@@ -25,6 +25,19 @@
 #define BLK_SNAP_MAX_DEVICES	256
 #define BLK_SNAP_MAX_RANGES	262144
 
+/*
+ * The v1 uapi, kept for compatibility, carries user addresses in its
+ * structures as plain pointers: they are user pointers all the same.
+ */
+#define user_ptr(p)	((void __user *)(p))
+
+/*
+ * The v1 uapi header asserted this itself, which made it fail to compile
+ * in user space C without <assert.h>.
+ */
+static_assert(sizeof(struct blk_snap_snapshot_event) == 4096,
+	      "struct blk_snap_snapshot_event must be 4096 bytes");
+
 static const struct blk_snap_version version = {
 	.major = VERSION_MAJOR,
 	.minor = VERSION_MINOR,
@@ -125,7 +138,7 @@ static int ioctl_tracker_collect(unsigned long arg)
 		if (ret)
 			goto out;
 
-		if (copy_to_user(karg.cbt_info_array, cbt_info,
+		if (copy_to_user(user_ptr(karg.cbt_info_array), cbt_info,
 				 count * sizeof(*cbt_info)))
 			ret = -EFAULT;
 	}
@@ -154,7 +167,7 @@ static int ioctl_tracker_read_cbt_map(unsigned long arg)
 		return -EINVAL;
 
 	return tracker_read_cbt_bitmap(dev, karg.offset, karg.length,
-				       (char __user *)karg.buff);
+				       user_ptr(karg.buff));
 }
 
 static int ioctl_tracker_mark_dirty_blocks(unsigned long arg)
@@ -170,8 +183,9 @@ static int ioctl_tracker_mark_dirty_blocks(unsigned long arg)
 	if (ret)
 		return ret;
 
-	ranges = copy_array_from_user(karg.dirty_blocks_array, karg.count,
-				      sizeof(*ranges), BLK_SNAP_MAX_RANGES);
+	ranges = copy_array_from_user(user_ptr(karg.dirty_blocks_array),
+				      karg.count, sizeof(*ranges),
+				      BLK_SNAP_MAX_RANGES);
 	if (IS_ERR(ranges))
 		return PTR_ERR(ranges);
 
@@ -199,8 +213,8 @@ static int ioctl_snapshot_create(unsigned long arg)
 	if (copy_from_user(&karg, uarg, sizeof(karg)))
 		return -EFAULT;
 
-	dev_id_array = copy_array_from_user(karg.dev_id_array, karg.count,
-					    sizeof(*dev_id_array),
+	dev_id_array = copy_array_from_user(user_ptr(karg.dev_id_array),
+					    karg.count, sizeof(*dev_id_array),
 					    BLK_SNAP_MAX_DEVICES);
 	if (IS_ERR(dev_id_array))
 		return PTR_ERR(dev_id_array);
@@ -258,8 +272,8 @@ static int ioctl_snapshot_append_storage(unsigned long arg)
 	 * back to their devices from here (diff_storage_park()).
 	 */
 	noio_flag = memalloc_noio_save();
-	ranges = copy_array_from_user(karg.ranges, karg.count, sizeof(*ranges),
-				      BLK_SNAP_MAX_RANGES);
+	ranges = copy_array_from_user(user_ptr(karg.ranges), karg.count,
+				      sizeof(*ranges), BLK_SNAP_MAX_RANGES);
 	if (IS_ERR(ranges)) {
 		ret = PTR_ERR(ranges);
 	} else {
@@ -313,7 +327,7 @@ static int ioctl_snapshot_collect(unsigned long arg)
 		if (ret)
 			goto out;
 
-		if (copy_to_user(karg.ids, ids, count * sizeof(*ids)))
+		if (copy_to_user(user_ptr(karg.ids), ids, count * sizeof(*ids)))
 			ret = -EFAULT;
 	}
 out:
@@ -354,7 +368,7 @@ static int ioctl_snapshot_collect_images(unsigned long arg)
 		if (ret)
 			goto out;
 
-		if (copy_to_user(karg.image_info_array, info,
+		if (copy_to_user(user_ptr(karg.image_info_array), info,
 				 count * sizeof(*info)))
 			ret = -EFAULT;
 	}

@@ -100,8 +100,7 @@ void diff_area_free(struct kref *kref)
 		diff_area->orig_bdev = NULL;
 	}
 
-	/* Clean up free_diff_buffers */
-	diff_buffer_cleanup(diff_area);
+	diff_buffer_pool_cleanup(&diff_area->buffer_pool);
 
 	kfree(diff_area);
 }
@@ -253,9 +252,8 @@ struct diff_area *diff_area_new(dev_t dev_id, struct diff_storage *diff_storage)
 	atomic_set(&diff_area->write_cache_count, 0);
 	INIT_WORK(&diff_area->cache_release_work, diff_area_cache_release_work);
 
-	spin_lock_init(&diff_area->free_diff_buffers_lock);
-	INIT_LIST_HEAD(&diff_area->free_diff_buffers);
-	atomic_set(&diff_area->free_diff_buffers_count, 0);
+	diff_buffer_pool_init(&diff_area->buffer_pool,
+			      diff_area_chunk_sectors(diff_area));
 
 	atomic_set(&diff_area->corrupt_flag, 0);
 	atomic_set(&diff_area->pending_io_count, 0);
@@ -416,8 +414,8 @@ int diff_area_copy(struct diff_area *diff_area, sector_t sector, sector_t count,
 				ret = -EAGAIN;
 				goto fail_unlock_chunk;
 			}
-			diff_buffer =
-				diff_buffer_take(chunk->diff_area, is_nowait);
+			diff_buffer = diff_buffer_take(&diff_area->buffer_pool,
+						       is_nowait);
 			if (IS_ERR(diff_buffer)) {
 				ret = PTR_ERR(diff_buffer);
 				goto fail_unlock_chunk;
@@ -563,7 +561,7 @@ static int diff_area_load_chunk_from_storage(struct diff_area *diff_area,
 {
 	struct diff_buffer *diff_buffer;
 
-	diff_buffer = diff_buffer_take(diff_area, false);
+	diff_buffer = diff_buffer_take(&diff_area->buffer_pool, false);
 	if (IS_ERR(diff_buffer))
 		return PTR_ERR(diff_buffer);
 

@@ -13,6 +13,7 @@
 #include <linux/wait.h>
 #include <linux/wait_bit.h>
 #include "event_queue.h"
+#include "diff_buffer.h"
 
 struct diff_storage;
 struct chunk;
@@ -61,14 +62,8 @@ struct diff_region;
  * @cache_release_work:
  *	The workqueue work item. This worker limits the number of chunks
  *	that store their data in RAM.
- * @free_diff_buffers_lock:
- *	This spinlock guarantees consistency of the linked lists of
- *	free difference buffers.
- * @free_diff_buffers:
- *	Linked list of free difference buffers allows to reduce the number
- *	of buffer allocation and release operations.
- * @free_diff_buffers_count:
- *	The number of free difference buffers in the linked list.
+ * @buffer_pool:
+ *	Free chunk buffers kept for reuse, which saves allocations.
  * @corrupt_flag:
  *	The flag is set if an error occurred in the operation of the data
  *	saving mechanism in the diff area. In this case, an error will be
@@ -132,10 +127,7 @@ struct diff_area {
 	atomic_t write_cache_count;
 	struct work_struct cache_release_work;
 
-	/* protects free_diff_buffers */
-	spinlock_t free_diff_buffers_lock;
-	struct list_head free_diff_buffers;
-	atomic_t free_diff_buffers_count;
+	struct diff_buffer_pool buffer_pool;
 
 	atomic_t corrupt_flag;
 	atomic_t pending_io_count;

@@ -4,7 +4,6 @@
 #include <linux/slab.h>
 #include "params.h"
 #include "diff_buffer.h"
-#include "diff_area.h"
 
 /*
  * The pages of the buffers are ours: their private field carries the
@@ -68,38 +67,53 @@ fail:
 	return NULL;
 }
 
+void diff_buffer_pool_init(struct diff_buffer_pool *pool,
+			   sector_t buffer_sectors)
+{
+	spin_lock_init(&pool->lock);
+	INIT_LIST_HEAD(&pool->free);
+	atomic_set(&pool->count, 0);
+	pool->buffer_sectors = buffer_sectors;
+}
+
+static struct diff_buffer *diff_buffer_pool_get(struct diff_buffer_pool *pool)
+{
+	struct diff_buffer *diff_buffer;
+
+	spin_lock(&pool->lock);
+	diff_buffer = list_first_entry_or_null(&pool->free, struct diff_buffer,
+					       link);
+	if (diff_buffer) {
+		list_del(&diff_buffer->link);
+		atomic_dec(&pool->count);
+	}
+	spin_unlock(&pool->lock);
+	return diff_buffer;
+}
+
 /**
- * diff_buffer_take() - Take a buffer for one chunk of the diff area.
- * @diff_area:
- *	The diff area whose chunk size gives the buffer size.
+ * diff_buffer_take() - Take a buffer for one chunk.
+ * @pool:
+ *	The pool of the device; its buffer size is the device's chunk size.
  * @is_nowait:
  *	The caller must not sleep: only a pooled buffer or an allocation
  *	that does not wait for reclaim will do.
  *
  * Return: the buffer, or ERR_PTR(-EAGAIN) / ERR_PTR(-ENOMEM).
  */
-struct diff_buffer *diff_buffer_take(struct diff_area *diff_area,
+struct diff_buffer *diff_buffer_take(struct diff_buffer_pool *pool,
 				     const bool is_nowait)
 {
-	struct diff_buffer *diff_buffer = NULL;
-	sector_t chunk_sectors;
+	struct diff_buffer *diff_buffer;
 	size_t page_count;
 
-	spin_lock(&diff_area->free_diff_buffers_lock);
-	diff_buffer = list_first_entry_or_null(&diff_area->free_diff_buffers,
-					       struct diff_buffer, link);
-	if (diff_buffer) {
-		list_del(&diff_buffer->link);
-		atomic_dec(&diff_area->free_diff_buffers_count);
-	}
-	spin_unlock(&diff_area->free_diff_buffers_lock);
-
+	diff_buffer = diff_buffer_pool_get(pool);
 	if (diff_buffer)
 		return diff_buffer;
 
-	chunk_sectors = diff_area_chunk_sectors(diff_area);
-	page_count = round_up(chunk_sectors, PAGE_SECTORS) / PAGE_SECTORS;
-	diff_buffer = diff_buffer_new(page_count, chunk_sectors << SECTOR_SHIFT,
+	page_count = round_up(pool->buffer_sectors, PAGE_SECTORS) / PAGE_SECTORS;
+	diff_buffer = diff_buffer_new(page_count,
+				      pool->buffer_sectors << SECTOR_SHIFT,
 				      is_nowait ? GFP_NOWAIT | __GFP_NOWARN :
 						  GFP_NOIO);
 	if (!diff_buffer)
@@ -108,34 +122,23 @@ struct diff_buffer *diff_buffer_take(struct diff_area *diff_area,
 	return diff_buffer;
 }
 
-void diff_buffer_release(struct diff_area *diff_area,
+void diff_buffer_release(struct diff_buffer_pool *pool,
 			 struct diff_buffer *diff_buffer)
 {
-	if (atomic_read(&diff_area->free_diff_buffers_count) >
-	    free_diff_buffer_pool_size) {
+	if (atomic_read(&pool->count) > free_diff_buffer_pool_size) {
 		diff_buffer_free(diff_buffer);
 		return;
 	}
-	spin_lock(&diff_area->free_diff_buffers_lock);
-	list_add_tail(&diff_buffer->link, &diff_area->free_diff_buffers);
-	atomic_inc(&diff_area->free_diff_buffers_count);
-	spin_unlock(&diff_area->free_diff_buffers_lock);
+	spin_lock(&pool->lock);
+	list_add_tail(&diff_buffer->link, &pool->free);
+	atomic_inc(&pool->count);
+	spin_unlock(&pool->lock);
 }
 
-void diff_buffer_cleanup(struct diff_area *diff_area)
+void diff_buffer_pool_cleanup(struct diff_buffer_pool *pool)
 {
 	struct diff_buffer *diff_buffer;
 
-	do {
-		spin_lock(&diff_area->free_diff_buffers_lock);
-		diff_buffer = list_first_entry_or_null(&diff_area->free_diff_buffers,
-						       struct diff_buffer, link);
-		if (diff_buffer) {
-			list_del(&diff_buffer->link);
-			atomic_dec(&diff_area->free_diff_buffers_count);
-		}
-		spin_unlock(&diff_area->free_diff_buffers_lock);
-
+	while ((diff_buffer = diff_buffer_pool_get(pool)))
 		diff_buffer_free(diff_buffer);
-	} while (diff_buffer);
 }

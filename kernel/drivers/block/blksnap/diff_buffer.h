@@ -6,8 +6,8 @@
 #include <linux/mm.h>
 #include <linux/list.h>
 #include <linux/blkdev.h>
-
-struct diff_area;
+#include <linux/spinlock.h>
+#include <linux/atomic.h>
 
 /**
  * struct diff_buffer - Difference buffer.
@@ -60,10 +60,31 @@ static inline bool diff_buffer_iter_get(struct diff_buffer *diff_buffer,
 	return true;
 };
 
-struct diff_buffer *diff_buffer_take(struct diff_area *diff_area,
+/**
+ * struct diff_buffer_pool - Free buffers of one device, for reuse.
+ * @lock:
+ *	Protects @free.
+ * @free:
+ *	The free buffers, linked by &struct diff_buffer.link.
+ * @count:
+ *	The number of buffers in @free; at most free_diff_buffer_pool_size
+ *	are kept, the rest are freed when released.
+ * @buffer_sectors:
+ *	The size of each buffer: the chunk size of the device.
+ */
+struct diff_buffer_pool {
+	spinlock_t lock; /* protects free */
+	struct list_head free;
+	atomic_t count;
+	sector_t buffer_sectors;
+};
+
+void diff_buffer_pool_init(struct diff_buffer_pool *pool,
+			   sector_t buffer_sectors);
+struct diff_buffer *diff_buffer_take(struct diff_buffer_pool *pool,
 				     const bool is_nowait);
-void diff_buffer_release(struct diff_area *diff_area,
+void diff_buffer_release(struct diff_buffer_pool *pool,
 			 struct diff_buffer *diff_buffer);
-void diff_buffer_cleanup(struct diff_area *diff_area);
+void diff_buffer_pool_cleanup(struct diff_buffer_pool *pool);
 bool diff_buffer_owns_page(struct page *page);
 #endif /* __BLK_SNAP_DIFF_BUFFER_H */

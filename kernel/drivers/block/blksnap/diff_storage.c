@@ -7,7 +7,6 @@
 #include <linux/sort.h>
 #include <uapi/linux/blksnap.h>
 #include "params.h"
-#include "chunk.h"
 #include "diff_io.h"
 #include "diff_buffer.h"
 #include "diff_storage.h"
@@ -511,13 +510,16 @@ struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
  *	The difference storage.
  * @chunk_link:
  *	The locked chunk's cache_link, in no list.
+ * @resume:
+ *	Called with @chunk_link when the wait ends, from a work item.
  *
  * Return: 0 if the chunk waits (the wait work stores or fails it later),
  * -EAGAIN if storage has been appended meanwhile (allocate again), or
  * -ENOSPC if it may not wait.
  */
 int diff_storage_park(struct diff_storage *diff_storage,
-		      struct list_head *chunk_link)
+		      struct list_head *chunk_link,
+		      diff_storage_resume_fn resume)
 {
 	unsigned long delay = (unsigned long)diff_storage_wait_seconds * HZ;
 	bool first = false;
@@ -535,6 +537,7 @@ int diff_storage_park(struct diff_storage *diff_storage,
 			WRITE_ONCE(diff_storage->waiting, true);
 			first = true;
 		}
+		diff_storage->resume_parked = resume;
 		list_add_tail(chunk_link, &diff_storage->waiting_chunks);
 	}
 	spin_unlock(&diff_storage->lock);
@@ -580,6 +583,7 @@ static void diff_storage_wait_work(struct work_struct *work)
 	struct diff_storage *diff_storage =
 		container_of(to_delayed_work(work), struct diff_storage,
 			     wait_work);
+	diff_storage_resume_fn resume;
 	bool timed_out = false;
 	LIST_HEAD(parked);
 
@@ -599,6 +603,7 @@ static void diff_storage_wait_work(struct work_struct *work)
 	diff_storage->wait_resume = false;
 	WRITE_ONCE(diff_storage->waiting, false);
 	list_splice_init(&diff_storage->waiting_chunks, &parked);
+	resume = diff_storage->resume_parked;
 	spin_unlock(&diff_storage->lock);
 
 	if (timed_out)
@@ -611,7 +616,7 @@ static void diff_storage_wait_work(struct work_struct *work)
 		struct list_head *link = parked.next;
 
 		list_del_init(link);
-		chunk_store_parked(list_entry(link, struct chunk, cache_link));
+		resume(link);
 	}
 }
 

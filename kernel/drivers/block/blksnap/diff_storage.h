@@ -9,6 +9,12 @@
 struct blk_snap_block_range;
 struct diff_region;
 
+/*
+ * Goes on with a chunk that waited for storage (parked by its cache_link):
+ * stores it in the storage appended, or fails it.
+ */
+typedef void (*diff_storage_resume_fn)(struct list_head *chunk_link);
+
 /**
  * struct diff_storage - Difference storage.
  *
@@ -47,6 +53,9 @@ struct diff_region;
  * @waiting_chunks:
  *	Chunks whose data is read and that wait for storage to be appended,
  *	linked by their cache_link (under @lock).
+ * @resume_parked:
+ *	Called by the wait work for each of @waiting_chunks when the wait
+ *	ends (set by diff_storage_park(), under @lock).
  * @waiting:
  *	The storage is out of space and copy-on-write waits for more, until
  *	@wait_deadline (jiffies) (under @lock; read without it by writers).
@@ -88,6 +97,7 @@ struct diff_storage {
 	struct event_queue event_queue;
 
 	struct list_head waiting_chunks;
+	diff_storage_resume_fn resume_parked;
 	bool waiting;
 	unsigned long wait_deadline;
 	bool wait_resume;
@@ -116,7 +126,8 @@ int diff_storage_append_block(struct diff_storage *diff_storage, dev_t dev_id,
 struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
 					    sector_t count, bool is_nowait);
 int diff_storage_park(struct diff_storage *diff_storage,
-		      struct list_head *chunk_link);
+		      struct list_head *chunk_link,
+		      diff_storage_resume_fn resume);
 bool diff_storage_is_waiting(struct diff_storage *diff_storage);
 void diff_storage_wait_for_space(struct diff_storage *diff_storage);
 void diff_storage_stop_waiting(struct diff_storage *diff_storage);

@@ -3,8 +3,9 @@
 #define __BLK_SNAP_PARAMS_H
 
 /*
- * Module parameters. They are read-only once the module is loaded and are
- * checked against their bounds in blk_snap_init().
+ * Module parameters, defined in params.c. They are read-only once the
+ * module is loaded; blk_snap_init() refuses to load with one out of its
+ * bounds (params_check()).
  */
 extern int tracking_block_minimum_shift;
 extern int tracking_block_maximum_count;
@@ -14,5 +15,7 @@ extern int chunk_maximum_in_cache;
 extern int free_diff_buffer_pool_size;
 extern int diff_storage_minimum;
 extern int diff_storage_wait_seconds;
+
+int params_check(void);
 
 #endif /* __BLK_SNAP_PARAMS_H */
