@@ -78,13 +78,16 @@ FORCE:
 
 SERIES_OUT := $(BUILD)/series
 
-.PHONY: series series-check
+.PHONY: series series-check series-deps
+series-deps:
+	@scripts/need-packages.sh sparse
+
 series: | kernel-deps ## write the kernel patch series to build/series, signed off by AUTHOR="Name <mail>", and checkpatch it
 	@AUTHOR="$(AUTHOR)" scripts/make-series.sh $(KERNEL_TARBALL) $(BUILD)/series-tree $(SERIES_OUT)
 
 # The check needs no identity: without AUTHOR it checks an unsigned copy
 # of the series (build/series-unsigned), never one to send.
 SERIES_CHECKED := $(if $(AUTHOR),$(SERIES_OUT),$(BUILD)/series-unsigned)
-series-check: | kernel-deps ## write the series (unsigned without AUTHOR), checkpatch it, apply it to a pristine tree with git am and build it
+series-check: | kernel-deps series-deps ## write the series (unsigned without AUTHOR), checkpatch it, apply it to a pristine tree with git am and build it
 	@AUTHOR="$(AUTHOR)" UNSIGNED=$(if $(AUTHOR),0,1) scripts/make-series.sh $(KERNEL_TARBALL) $(BUILD)/series-tree $(SERIES_CHECKED)
 	@scripts/check-series.sh $(KERNEL_TARBALL) $(SERIES_CHECKED) $(BUILD)/series-check $(CURDIR)/kernel/config/blksnap.config

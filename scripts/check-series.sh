@@ -1,25 +1,107 @@
 #!/bin/bash
-# Apply the format-patch series with git am to a pristine tree and build
-# what it touches: the block layer files of the filter hook and the module.
+# Apply the format-patch series to a pristine tree with git am, one patch
+# at a time, and build after each (W=1, sparse with C=2): the block layer
+# files of the filter hook whenever a patch touches block/ or include/, the
+# driver as soon as it has a Makefile. A patch fails the check if its tree
+# does not build, if it adds a compiler or sparse warning (block files: one
+# the pristine tree does not have; driver: any), or if the driver refers to
+# a symbol of its own that a later patch defines (the module would not
+# link: modpost cannot tell without a built vmlinux, so this checks it).
 # usage: check-series.sh TARBALL SERIESDIR WORKDIR CONFIG_FRAGMENT
 set -euo pipefail
 
 tarball=$1 series=$2 work=$3 frag=$4
+drv=drivers/block/blksnap
+block_objs="block/bdev.o block/blk-core.o"
 rm -rf "$work" && mkdir -p "$work"
 tar -xf "$tarball" -C "$work" --strip-components=1
 cd "$work"
 export GIT_AUTHOR_NAME="blksnap check" GIT_AUTHOR_EMAIL="check@localhost"
 export GIT_COMMITTER_NAME="$GIT_AUTHOR_NAME" GIT_COMMITTER_EMAIL="$GIT_AUTHOR_EMAIL"
 git init -q . && git add -f -A . >/dev/null && git commit -q -m base
-patches=$(ls "$series"/*.patch | grep -v '/0000-')
-git am -q $patches
-echo "  APPLY   $(echo "$patches" | wc -l) patches applied with git am"
-make -s tinyconfig >/dev/null
-scripts/kconfig/merge_config.sh -m .config "$frag" >/dev/null
-make -s olddefconfig >/dev/null
-grep -q '^CONFIG_BLK_SNAP=m' .config || { echo "CONFIG_BLK_SNAP=m is not in .config" >&2; exit 1; }
-make -s -j"$(nproc)" modules_prepare
-make -s -j"$(nproc)" block/bdev.o block/blk-core.o
-make -s -j"$(nproc)" M=drivers/block/blksnap modules 2>&1 | grep -v 'Module.symvers is missing' || true
-test -f drivers/block/blksnap/blksnap.ko
-echo "  BUILD   block/bdev.o block/blk-core.o drivers/block/blksnap/blksnap.ko built"
+jobs=$(nproc)
+
+# The configuration for the tree as it is now (CONFIG_BLK_SNAP exists from
+# the Kconfig patch on), synced into include/config for kbuild.
+configure() {
+	make -s tinyconfig >/dev/null
+	scripts/kconfig/merge_config.sh -m .config "$frag" >/dev/null
+	make -s olddefconfig >/dev/null
+	make -s -j"$jobs" modules_prepare
+}
+
+# The warnings of a build, one per line as "file: message" (no line
+# numbers, which a patch moves), sorted.
+warnings() {
+	{ grep -aE '(warning|error):' || true; } | sed -E 's/^([^:]+):[0-9]+:[0-9]+: /\1: /; s/^([^:]+):[0-9]+: /\1: /' | sort -u
+}
+
+build_block() {
+	make -s -j"$jobs" W=1 C=2 $block_objs 2>&1 | warnings
+}
+
+configure
+build_block > ../block-warnings.base
+echo "  BUILD   pristine tree: $(wc -l < ../block-warnings.base) W=1/sparse warnings in $block_objs"
+
+undefined_log=../driver-undefined.log
+: > "$undefined_log"
+n=0 failed=0
+for p in $(ls "$series"/*.patch | grep -v '/0000-'); do
+	n=$((n + 1))
+	git am -q "$p"
+	name=$(basename "$p")
+	configure
+	if git diff --name-only HEAD~1 | grep -qE '^(block|include)/'; then
+		new=$(build_block | comm -13 ../block-warnings.base -)
+		if [ -n "$new" ]; then
+			echo "  FAIL    $name: new warnings in $block_objs:"
+			echo "$new" | sed 's/^/          /'
+			failed=$((failed + 1))
+		fi
+	fi
+	if git diff --name-only HEAD~1 | grep -q '^include/uapi/'; then
+		make -s headers
+		echo '#include <linux/blksnap.h>' | gcc -x c -fsyntax-only -Wall -Iusr/include - ||
+			{ echo "  FAIL    $name: include/uapi/linux/blksnap.h does not compile on its own"; failed=$((failed + 1)); }
+	fi
+	if [ -f $drv/Makefile ]; then
+		grep -q '^CONFIG_BLK_SNAP=m' .config || { echo "  FAIL    $name: CONFIG_BLK_SNAP=m is not in .config"; failed=$((failed + 1)); continue; }
+		out=$(make -s -j"$jobs" W=1 C=2 M=$drv modules 2>&1) || {
+			echo "  FAIL    $name: the driver does not build:"
+			echo "$out" | tail -n 20 | sed 's/^/          /'
+			failed=$((failed + 1))
+			continue
+		}
+		# Without a built vmlinux, modpost cannot check symbols (that
+		# is done below) and BTF is not generated.
+		bad=$(echo "$out" | grep -vE 'Module.symvers is missing|Modules may not have dependencies|You may get many unresolved|Symbol info of vmlinux is missing|Skipping BTF generation|^[[:space:]]*$' || true)
+		if [ -n "$bad" ]; then
+			echo "  FAIL    $name: the driver builds with warnings:"
+			echo "$bad" | sed 's/^/          /'
+			failed=$((failed + 1))
+		fi
+		objs=$(sed -n 's/^[[:space:]]*\([a-z_]*\)\.o.*/\1/p' $drv/Makefile)
+		for o in $objs; do nm -u $drv/$o.o | awk '{ print $2 }'; done | sort -u > ../undef
+		for o in $objs; do nm --defined-only -g $drv/$o.o | awk '{ print $3 }'; done | sort -u > ../def
+		comm -23 ../undef ../def | sed "s|^|$name |" >> "$undefined_log"
+		echo "  BUILD   $n $name: $drv ($(echo $objs | wc -w) objects)"
+	else
+		echo "  BUILD   $n $name"
+	fi
+done
+echo "  APPLY   $n patches applied with git am"
+
+test -f $drv/blksnap.ko || { echo "  FAIL    the last patch does not build $drv/blksnap.ko"; exit 1; }
+# The driver's own symbols, as the whole series defines them: a patch that
+# uses one before the patch that defines it would not link.
+objs=$(sed -n 's/^[[:space:]]*\([a-z_]*\)\.o.*/\1/p' $drv/Makefile)
+for o in $objs; do nm --defined-only -g $drv/$o.o | awk '{ print $3 }'; done | sort -u > ../def.final
+early=$(awk 'NR == FNR { own[$1] = 1; next } own[$2]' ../def.final "$undefined_log")
+if [ -n "$early" ]; then
+	echo "  FAIL    patches that use a symbol of the driver before it is defined:"
+	echo "$early" | sed 's/^/          /'
+	failed=$((failed + 1))
+fi
+[ "$failed" -eq 0 ] || { echo "  FAIL    $failed problems in the series"; exit 1; }
+echo "  BUILD   every patch builds ($block_objs, $drv with W=1 and sparse), no new warnings"

@@ -76,98 +76,294 @@ commit() {
 	git commit -q $signoff -m "$subject" -m "$body" -m "$credit"
 }
 
+# Makefile for the driver files committed so far: the project's Makefile
+# without the objects whose sources are not in the tree yet, so that each
+# patch builds what it adds (make series-check builds every step).
+staged_makefile() {
+	local o
+	while IFS= read -r line; do
+		if [[ $line =~ ^[[:space:]]+([a-z_]+)\.o ]]; then
+			o=${BASH_REMATCH[1]}
+			[ -f "$drv/$o.c" ] || continue
+		fi
+		printf '%s\n' "$line"
+	done < "$top/kernel/$drv/Makefile" |
+		# the last object listed ends the list: no continuation
+		awk '{ l[NR] = $0 } END { for (i = 1; i <= NR; i++) {
+			if (l[i] ~ /^[ \t]+[a-z_]+\.o \\$/ && l[i + 1] !~ /^[ \t]+[a-z_]+\.o/)
+				sub(/ \\$/, "", l[i])
+			print l[i] } }'
+}
+
+# driver SUBJECT BODY CREDIT FILE...: add driver files and the Makefile
+# lines that build them.
+driver() {
+	local subject=$1 body=$2 credit=$3 f
+	shift 3
+	for f in "$@"; do
+		mkdir -p "$(dirname "$f")"
+		cp "$top/kernel/$f" "$f"
+		git add -f "$f"
+	done
+	staged_makefile > "$drv/Makefile"
+	git add -f "$drv/Makefile"
+	git commit -q $signoff -m "$subject" -m "$body" -m "$credit"
+}
+
+tested="Tested in QEMU (x86_64, TCG; Linux 6.1 with this series, and a debug
+build with KASAN, lockdep and fault injection) by the blksnap project's
+VM tests"
+
 apply_patch "$top/kernel/patches/0001-block-bdev_filter-enable-block-device-filters.patch" "$from_v1"
 
 commit "block, blksnap: header file of the module interface" \
-"The header file contains a set of declarations, structures and control
-requests (ioctl) that allows to manage the module from the user space." \
+"The control device /dev/blksnap takes these ioctls: the version, change
+block tracking (collect the tracked devices, read a device's change map,
+mark ranges dirty), and the life of a snapshot (create it for a set of
+devices, append difference storage as sector ranges, take it, list its
+images, wait for its events, destroy it).
+
+The structures are those of the v1 posting, unchanged, so that its user
+space keeps working; the cover letter lists their known problems." \
 "$from_v1" \
 	include/uapi/linux/blksnap.h
-commit "block, blksnap: module management interface functions" \
-"Implements the control device /dev/blksnap and its ioctls. Every
-argument that crosses the ioctl boundary is checked: device numbers,
-counts against upper bounds, pointers, and the full ioctl number." \
+
+# From here on the driver builds at every patch: Kconfig and Makefile come
+# first, and each patch adds what it needs of the files before it.
+mkdir -p $drv
+cp "$top/kernel/$drv/Kconfig" $drv/Kconfig
+(cd "$top/kernel" && cat patches/0002-*.patch) | sed -n '/^--- a\//,$p' | patch -p1 -s
+git add -f $drv/Kconfig drivers/block/Kconfig drivers/block/Makefile
+driver "block, blksnap: Kconfig, Makefile and module parameters" \
+"Add the driver to drivers/block, with the module's identity and its
+parameters, so that every following patch builds its part into
+blksnap.ko as it adds it.
+
+The parameters size the chunk (the unit of copy-on-write) and the change
+tracking block from the size of each device: the smallest power of two
+above a minimum that keeps their count under a maximum. They bound the
+chunk buffers kept in memory, say when the difference storage asks user
+space for more (diff_storage_minimum) and how long copy-on-write waits
+for it before the snapshot is given up (diff_storage_wait_seconds).
+They are read-only once loaded, and params_check() refuses to load the
+module with a value out of its bounds instead of running with it.
+
+$tested: modinfo shows each parameter with its bounds and default;
+loading with one out of bounds fails with -EINVAL and a message naming
+it (module-load-unload)." \
 "$new_for_v2" \
-	$drv/ctrl.c $drv/ctrl.h
-commit "block, blksnap: init() and exit() functions" \
-"Module initialization and release, and the module parameters, which
-are checked against their bounds at load time." \
-"$new_for_v2" \
-	$drv/main.c $drv/params.h $drv/version.h
-commit "block, blksnap: interaction with sysfs" \
-"The control device exposes the snapshot images' major number and the
-module version in sysfs." \
-"$new_for_v2" \
-	$drv/sysfs.c $drv/sysfs.h
-commit "block, blksnap: attaching and detaching the filter and handling bios" \
-"The struct tracker handles the bios of a block device: it marks
-written blocks in the change tracking map and, while a snapshot is
-held, copies the data about to be overwritten to the difference
-storage before the write proceeds." \
-"$from_v1" \
-	$drv/tracker.c $drv/tracker.h
-commit "block, blksnap: map of change block tracking" \
-"A byte per tracking block holds the number of the snapshot in which
-the block last changed." \
-"$from_v1" \
-	$drv/cbt_map.c $drv/cbt_map.h
-commit "block, blksnap: minimum data storage unit of the original block device" \
-"The struct chunk describes the unit that is copied to the difference
-storage and read back for the snapshot image." \
-"$from_v1" \
-	$drv/chunk.c $drv/chunk.h
-commit "block, blksnap: buffer in memory for the minimum data storage unit" \
-"The struct diff_buffer holds the data of a chunk in pages; free buffers
-are pooled per device." \
-"$new_for_v2" \
-	$drv/diff_buffer.c $drv/diff_buffer.h
-commit "block, blksnap: functions and structures for performing block I/O operations" \
-"Reads and writes chunks with as many bios as a chunk needs. The bios
-carry BIO_FILTERED: the filter never intercepts the module's own I/O,
-even when the difference storage is on a tracked device." \
-"$new_for_v2" \
-	$drv/diff_io.c $drv/diff_io.h
-commit "block, blksnap: storage for storing difference blocks" \
-"The difference storage is a set of sector ranges on block devices; it
-can be extended while the snapshot is held and asks for more space with
-an event when it runs low." \
-"$from_v1" \
-	$drv/diff_storage.c $drv/diff_storage.h
-commit "block, blksnap: event queue from the difference storage" \
-"Events (low free space, corrupted) are queued for user space, which
-waits for them with an ioctl." \
+	$drv/params.c $drv/params.h $drv/version.h
+driver "block, blksnap: event queue from the difference storage" \
+"Events for user space: the difference storage is running low (with the
+number of sectors it asks for), and the snapshot is corrupted (with the
+device and the error). Each snapshot has one queue, which
+IOCTL_BLK_SNAP_SNAPSHOT_WAIT_EVENT waits on with a timeout. The events
+are raised on the copy-on-write path, so the caller passes the
+allocation flags it may use. Closing the queue wakes every waiter at
+once: a thread waiting for the events of a destroyed snapshot learns at
+once that it is gone (-ESRCH) instead of sleeping out its timeout.
+
+$tested: v1-event-flow, low-space-event-with-large-storage,
+wait-event-returns-on-destroy." \
 "$new_for_v2" \
 	$drv/event_queue.c $drv/event_queue.h
-commit "block, blksnap: owner of information about overwritten blocks of the original block device" \
-"The struct diff_area implements copy-on-write for one original device
-and the reads and writes of its snapshot image." \
+driver "block, blksnap: map of change block tracking" \
+"A byte per tracking block holds the number of the snapshot in which the
+block last changed: a backup tool compares it with the number of the
+snapshot it last backed up to copy only the blocks changed since. Writes
+mark the write map; taking a snapshot switches to a new number and
+copies it to the read map that user space reads, so that a read sees
+one consistent state. The maps are in virtual memory (two bytes per
+tracking block, at most 4 MiB per device by default). When the numbers
+run out (255 snapshots) or the device changes size, the map starts a new
+generation, which tells user space that a full backup is needed. A
+reset that cannot allocate keeps the old maps, marked corrupted, instead
+of leaving none.
+
+$tested: cbt-raw-writes-tracked-exactly, cbt-read-offset-and-bounds,
+cbt-mark-dirty-exact, cbt-255-snapshots-new-generation,
+cbt-resize-new-generation, cbt-block-size-grows-by-one-shift, and the
+file-level checks cbt-ext4-file-writes-tracked and
+cbt-xfs-file-writes-tracked." \
 "$from_v1" \
-	$drv/diff_area.c $drv/diff_area.h
-commit "block, blksnap: snapshot image block device" \
-"A bio-based block device for each original device of a taken
-snapshot." \
+	$drv/cbt_map.c $drv/cbt_map.h
+driver "block, blksnap: buffer in memory for the minimum data storage unit" \
+"A struct diff_buffer holds the data of one chunk in pages. Each device
+keeps a pool of free buffers (at most free_diff_buffer_pool_size), which
+saves allocations on a write-heavy device. A buffer taken for a write
+that must not wait (REQ_NOWAIT) comes from the pool or from an
+allocation that does not sleep, or not at all.
+
+The pages carry a marker in their private field. A write of a chunk to
+the difference storage that a stacked device clones (an LV or md array
+on a snapshotted disk) loses BIO_FILTERED on the way down, but its pages
+are still ours: the filter must not copy it on write into the storage
+itself, which would wait for itself when the region lies in the chunk
+being stored.
+
+$tested: storage-on-dm-over-snapshotted-disk,
+nowait-writes-wait-for-their-copy." \
+"$new_for_v2" \
+	$drv/diff_buffer.c $drv/diff_buffer.h
+driver "block, blksnap: functions and structures for performing block I/O operations" \
+"Reads and writes a chunk with as many bios as it takes (a chunk may be
+larger than one bio can carry), synchronously or with a completion run
+from a work queue. The bios carry BIO_FILTERED: the filter never
+intercepts the module's own I/O, even when the difference storage is on
+a tracked device. A bio that may not wait is allocated without sleeping,
+and only when the chunk fits in one bio.
+
+$tested: chunk-larger-than-one-bio, storage-on-the-snapshotted-device,
+storage-io-error-corrupts-only-snapshot-ext4 and -xfs." \
+"$new_for_v2" \
+	$drv/diff_io.c $drv/diff_io.h
+driver "block, blksnap: storage for storing difference blocks" \
+"The difference storage is a set of sector ranges on block devices, given
+by user space (typically the blocks of a preallocated file), shared by
+all the devices of a snapshot. Ranges are checked when they are
+appended: aligned to the storage device's logical block size, inside the
+device, not overlapping each other or ranges given before; an append is
+all or nothing. Storage can be appended while the snapshot is held.
+
+When less than diff_storage_minimum sectors are left, a low free space
+event asks user space for more, as in v1 also at creation, for the first
+storage. When the storage runs out, copy-on-write does not fail at once:
+the chunks that found no room wait, up to diff_storage_wait_seconds, for
+an append (as dm-thin's no_space_timeout), and writers that would need
+more storage wait before starting new copies. Only then is the snapshot
+marked corrupted; the original devices are never affected.
+
+$tested: append-storage-validation, v1-event-flow,
+burst-waits-for-storage-growth, destroy-ends-wait-for-storage,
+overflow-corrupts-only-image-ext4 and -xfs, image-reads-from-4k-storage,
+and the autogrow tests (storage grown by user space while files are
+written on the snapshotted file system)." \
+"$from_v1" \
+	$drv/diff_storage.c $drv/diff_storage.h
+driver "block, blksnap: copy-on-write of chunks, the diff area" \
+"A struct diff_area holds the copy-on-write state of one original device
+of a taken snapshot; a struct chunk is the unit it copies: read from the
+original device, stored in the difference storage, read back for the
+snapshot image. The v1 posting added these in two patches; they call
+each other, so they come together here to build.
+
+Chunk descriptors are allocated when a chunk is first copied, not all at
+take: taking a snapshot of a 256 GiB device allocates kilobytes instead
+of more than 100 MiB, and a descriptor lives in an xarray indexed by the
+chunk number. A write waits, not interruptibly, until every chunk it
+overlaps is read: a killed writer must not cost the snapshot, since its
+write reaches the device anyway. Copies run in batches of at most 4 MiB
+of chunks, so that one WRITE_ZEROES of a whole disk needs bounded
+memory; discards are completed without reaching the device while a
+snapshot is held (nothing to copy, nothing lost). Chunks whose data is
+in memory are cached up to chunk_maximum_in_cache and released by a work
+item. Any failure marks the snapshot corrupted and lets the original
+write go on.
+
+$tested: consistency-storage-on-same-fs and -other-fs (ext4, xfs),
+copy-on-write-survives-killed-writers,
+write-zeroes-copied-in-bounded-batches, discard-while-held-costs-nothing,
+multi-device-snapshot-consistent,
+idle-snapshot-memory-independent-of-origin-size,
+take-survives-failed-allocations (each allocation of a take failed in
+turn, on the debug kernel)." \
+"$from_v1" \
+	$drv/chunk.c $drv/chunk.h $drv/diff_area.c $drv/diff_area.h
+driver "block, blksnap: attaching and detaching the filter and handling bios" \
+"A struct tracker is the bdev_filter of one tracked device. It marks the
+blocks that every write changes in the change tracking map and, while a
+snapshot is held, has the diff area copy the chunks a write overlaps
+before the write goes on. Writes flagged REQ_NOWAIT are not made to
+wait: they fail with -EAGAIN when their copy would have to. A device
+can be in one snapshot at a time, and removing a tracker claims it the
+way creating a snapshot does, so that the two cannot race into a
+snapshot whose tracker is gone. A tracked disk sees the writes to its
+partitions, and partitions of a tracked disk are frozen with it.
+
+$tested: partition-and-whole-disk-writes-are-copied,
+dm-linear-writes-are-copied, tracker-remove-races-snapshot-create,
+nowait-writes-wait-for-their-copy, rmmod-after-tracked-disk-unplugged,
+origin-grows-while-snapshot-held." \
+"$from_v1" \
+	$drv/tracker.c $drv/tracker.h
+driver "block, blksnap: snapshot image block device" \
+"A bio-based block device /dev/blksnap-imageN shows each original device
+of a taken snapshot as it was at take. A read of a chunk that was never
+copied is remapped to the original device, one of a copied chunk to its
+place in the difference storage, in the reader's context (as
+dm-snapshot remaps); a copy-on-write of that chunk waits until the read
+completes. Only chunks whose data is in memory are copied out of their
+buffer. The image takes its queue limits from both the original and the
+storage devices, so that a remapped read is valid on either. Writes to
+the image (a file system replaying its journal at mount) are kept in the
+difference storage and never reach the original device. Reads of a
+corrupted snapshot fail with -EIO.
+
+$tested: image-reads-race-origin-writes, destroy-while-image-read,
+image-reads-from-4k-storage, image-queue-limits-follow-origin,
+image-writes-stay-in-image-ext4 and -xfs." \
 "$from_v1" \
 	$drv/snapimage.c $drv/snapimage.h
-commit "block, blksnap: snapshot" \
-"A snapshot of a set of block devices: create, append storage, take,
-collect, wait for events, destroy." \
+driver "block, blksnap: snapshot" \
+"A struct snapshot combines a set of original devices, their images and
+one difference storage. Creating one attaches trackers to devices that
+have none, takes the devices into the snapshot and raises the first low
+free space event; taking it freezes the file systems on the devices and
+their partitions, switches the change tracking maps and creates the
+images, all or nothing; destroying it releases everything, wakes the
+threads that wait for its events, and ends the copies that wait for
+storage. There may be several snapshots at a time, of different
+devices.
+
+$tested: snapshot-collect-lists-created,
+take-freezes-partitions-of-whole-disk,
+take-with-empty-storage-fails-cleanly,
+take-not-stalled-by-another-snapshots-copy,
+create-survives-failed-allocations, crash-with-held-snapshot-ext4 and
+-xfs." \
 "$from_v1" \
 	$drv/snapshot.c $drv/snapshot.h
-
-(cd "$top/kernel" && cat patches/0002-*.patch) | sed -n '/^--- a\//,$p' | patch -p1 -s
-commit "block, blksnap: Kconfig and Makefile" \
-"Allows to build the module and adds it to the drivers/block menu." \
+driver "block, blksnap: interaction with sysfs" \
+"The control device shows two read-only attributes in
+/sys/class/misc/blksnap/: the major number of the snapshot images, so
+that a tool can tell an image from an original device, and the module
+version. Documentation/ABI/testing/sysfs-class-misc-blksnap describes
+them." \
 "$new_for_v2" \
-	$drv/Kconfig $drv/Makefile
-git add -f drivers/block/Kconfig drivers/block/Makefile
-git commit -q --amend --no-edit
+	$drv/sysfs.c $drv/sysfs.h Documentation/ABI/testing/sysfs-class-misc-blksnap
+driver "block, blksnap: module management interface functions" \
+"The control device /dev/blksnap (CAP_SYS_ADMIN) and its ioctls. Every
+argument that crosses the ioctl boundary is checked before use: device
+numbers against what a dev_t can hold, array counts against upper bounds
+(256 devices, 262144 ranges per call), user pointers, and the full ioctl
+number, so that a call built for another structure size is refused.
+
+$tested: create-validation, append-storage-validation,
+collect-reports-bad-buffers, ioctl-bad-pointers, ioctl-version,
+mark-dirty-image-validation, and ioctl-fuzz (100,000 calls with random
+numbers, sizes and pointers, on the debug kernel with KASAN)." \
+"$new_for_v2" \
+	$drv/ctrl.c $drv/ctrl.h
+driver "block, blksnap: init() and exit() functions" \
+"Module initialization and release: the parameters are checked first,
+then the I/O work queue, the trackers, the image block device major and
+the control device, unwound in reverse on failure. Unloading destroys
+every snapshot and detaches every filter; an original device unplugged
+while tracked does not keep rmmod waiting.
+
+$tested: module-load-unload, module-unload-with-held-snapshot-ext4 and
+-xfs, rmmod-after-tracked-disk-unplugged." \
+"$new_for_v2" \
+	$drv/main.c
+cmp -s $drv/Makefile "$top/kernel/$drv/Makefile" || { echo "make series: the staged Makefile does not end as kernel/$drv/Makefile" >&2; exit 1; }
 
 sed -i 's/^   blk-mq$/   blk-mq\n   blksnap/' Documentation/block/index.rst
 grep -q '^   blksnap$' Documentation/block/index.rst || { echo "cannot add blksnap to Documentation/block/index.rst" >&2; exit 1; }
 git add -f Documentation/block/index.rst
 commit "Documentation, blksnap: document the module" \
 "How blksnap works, its ioctl interface, parameters and the block device
-filter it uses." \
+filter it uses; the lock order of the driver; and what user space of the
+v1 posting can notice of the changes since." \
 "$new_for_v2" \
 	Documentation/block/blksnap.rst
 
