@@ -98,16 +98,14 @@ staged_makefile() {
 # driver SUBJECT BODY CREDIT FILE...: add driver files and the Makefile
 # lines that build them.
 driver() {
-	local subject=$1 body=$2 credit=$3 f
-	shift 3
-	for f in "$@"; do
+	local f
+	for f in "${@:4}"; do
 		mkdir -p "$(dirname "$f")"
 		cp "$top/kernel/$f" "$f"
-		git add -f "$f"
 	done
 	staged_makefile > "$drv/Makefile"
 	git add -f "$drv/Makefile"
-	git commit -q $signoff -m "$subject" -m "$body" -m "$credit"
+	commit "$@"
 }
 
 tested="Tested in QEMU (x86_64, TCG; Linux 6.1 with this series, and a debug
