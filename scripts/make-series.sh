@@ -276,7 +276,7 @@ wait: they fail with -EAGAIN when their copy would have to. A device
 can be in one snapshot at a time, and removing a tracker claims it the
 way creating a snapshot does, so that the two cannot race into a
 snapshot whose tracker is gone. A tracked disk sees the writes to its
-partitions, and partitions of a tracked disk are frozen with it.
+partitions.
 
 $tested: partition-and-whole-disk-writes-are-copied,
 dm-linear-writes-are-copied, tracker-remove-races-snapshot-create,
