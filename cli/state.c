@@ -23,6 +23,7 @@
 #include "storage.h"
 
 #define FILES_NAME "files"
+#define GROWTH_PREFIX "growth-"
 
 /* Why the last call failed, when more can be said than strerror(). */
 static char last_why[WHY_LEN];
@@ -213,23 +214,17 @@ static bool parse_record(const char *line, struct state_file *r)
 	return r->path != NULL;
 }
 
-static int read_records(const char *file, struct state_file **out,
-			size_t *count)
+/*
+ * A record file for reading: a regular file of ours that nobody else can
+ * write, or -ENOENT, or the reason it is refused (in last_why).
+ */
+static int open_record(const char *file)
 {
-	struct state_file *v = NULL;
-	char *line = NULL;
-	size_t cap = 0, n = 0, lineno = 0;
 	struct stat st;
-	ssize_t len;
-	int fd, ret = 0;
-	FILE *f;
+	int fd;
 
-	*out = NULL;
-	*count = 0;
 	/* O_NONBLOCK: a FIFO in its place must not hang us. */
 	fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT)
-		return 0;
 	if (fd < 0 && errno == ELOOP)
 		return say(-ELOOP, "%s: not a regular file (a symbolic link): "
 			   "remove it", file);
@@ -246,6 +241,26 @@ static int read_records(const char *file, struct state_file **out,
 			   (unsigned int)st.st_uid,
 			   (unsigned int)(st.st_mode & 07777));
 	}
+	return fd;
+}
+
+static int read_records(const char *file, struct state_file **out,
+			size_t *count)
+{
+	struct state_file *v = NULL;
+	char *line = NULL;
+	size_t cap = 0, n = 0, lineno = 0;
+	ssize_t len;
+	int fd, ret = 0;
+	FILE *f;
+
+	*out = NULL;
+	*count = 0;
+	fd = open_record(file);
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return fd;
 	f = fdopen(fd, "r");
 	if (!f) {
 		close(fd);
@@ -425,6 +440,119 @@ void state_free_files(struct state_file *files, size_t count)
 	free(files);
 }
 
+/* "<dir>/growth-MAJOR:MINOR-INODE": one record per storage file. */
+static void growth_file(const char *dir, dev_t dev, ino_t ino, char *buf,
+			size_t len)
+{
+	snprintf(buf, len, "%s/%s%u:%u-%llu", dir, GROWTH_PREFIX, major(dev),
+		 minor(dev), (unsigned long long)ino);
+}
+
+int state_growth_begin(const struct blk_snap_uuid *id, dev_t dev, ino_t ino,
+		       uint64_t old_size)
+{
+	char dir[PATH_MAX], file[PATH_MAX + 64], tmp[PATH_MAX + 80], line[32];
+	int lock, fd, len, ret = 0;
+
+	*last_why = '\0';
+	snapshot_dir(id, dir, sizeof(dir));
+	lock = lock_dir(dir, true);
+	if (lock < 0)
+		return lock;
+	growth_file(dir, dev, ino, file, sizeof(file));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", file);
+	len = snprintf(line, sizeof(line), "%llu\n",
+		       (unsigned long long)old_size);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd < 0) {
+		ret = -errno;
+	} else {
+		ssize_t done = write(fd, line, len);
+
+		if (done < 0)
+			ret = -errno;
+		else if (done != len)
+			ret = -EIO;
+		if (!ret && fsync(fd) < 0)
+			ret = -errno;
+		if (close(fd) < 0 && !ret)
+			ret = -errno;
+		if (!ret && rename(tmp, file) < 0)
+			ret = -errno;
+		if (ret)
+			unlink(tmp);
+	}
+	close(lock);
+	return ret;
+}
+
+int state_growth_end(const struct blk_snap_uuid *id, dev_t dev, ino_t ino)
+{
+	char dir[PATH_MAX], file[PATH_MAX + 64];
+	int lock, ret;
+
+	*last_why = '\0';
+	snapshot_dir(id, dir, sizeof(dir));
+	lock = lock_dir(dir, false);
+	if (lock < 0)
+		return lock == -ENOENT ? 0 : lock;
+	growth_file(dir, dev, ino, file, sizeof(file));
+	ret = unlink(file) < 0 && errno != ENOENT ? -errno : 0;
+	close(lock);
+	return ret;
+}
+
+int state_growth_pending(const struct blk_snap_uuid *id, dev_t dev,
+			 ino_t ino, uint64_t *old_size)
+{
+	char dir[PATH_MAX], file[PATH_MAX + 64], line[32];
+	const char *p = line;
+	ssize_t len;
+	int fd, ret;
+
+	*last_why = '\0';
+	ret = check_state_dir();
+	if (ret)
+		return ret;
+	snapshot_dir(id, dir, sizeof(dir));
+	ret = check_snapshot_dir(dir);
+	if (ret)
+		return ret;
+	growth_file(dir, dev, ino, file, sizeof(file));
+	fd = open_record(file);
+	if (fd < 0)
+		return fd;
+	len = read(fd, line, sizeof(line) - 1);
+	ret = len < 0 ? -errno : 0;
+	close(fd);
+	if (ret)
+		return ret;
+	line[len] = '\0';
+	if (!parse_u64_field(&p, '\n', old_size) || *p)
+		return say(-EINVAL, "%s: malformed (expected the storage "
+			   "file's size before a growth, in bytes): remove it; "
+			   "the space of that growth then stays unused", file);
+	return 0;
+}
+
+/* Remove the growth records in @dir (under its lock). */
+static int forget_growths(const char *dir)
+{
+	struct dirent *e;
+	int ret = 0;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, GROWTH_PREFIX, strlen(GROWTH_PREFIX)) &&
+		    unlinkat(dirfd(d), e->d_name, 0) < 0 && errno != ENOENT)
+			ret = -errno;
+	closedir(d);
+	return ret;
+}
+
 int state_forget(const struct blk_snap_uuid *id)
 {
 	char dir[PATH_MAX], file[PATH_MAX + 16];
@@ -441,6 +569,8 @@ int state_forget(const struct blk_snap_uuid *id)
 	ret = unlink(file) < 0 && errno != ENOENT ? -errno : 0;
 	snprintf(file, sizeof(file), "%s/%s.tmp", dir, FILES_NAME);
 	unlink(file);
+	if (!ret)
+		ret = forget_growths(dir);
 	if (!ret && rmdir(dir) < 0 && errno != ENOENT)
 		ret = -errno;
 	close(lock);

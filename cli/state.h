@@ -19,6 +19,7 @@
 
 #include <assert.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <linux/blksnap.h>
 
@@ -53,6 +54,23 @@ const char *state_strerror(int ret);
 
 /* Remove everything recorded about a snapshot (0 if nothing was). */
 int state_forget(const struct blk_snap_uuid *id);
+
+/*
+ * A growth of a storage file in progress: "<uuid>/growth-MAJOR:MINOR-INODE"
+ * holds the file's size before it.  Begun before the file is unpinned to
+ * grow, ended before any of the growth is appended to the snapshot (or
+ * once it is undone): while it exists, nothing of the file beyond that
+ * size is the kernel's, so a process killed in between leaves a growth
+ * that the next one to open the file can undo (storage_open()).  A spare
+ * made ahead keeps its record until it is given.
+ */
+int state_growth_begin(const struct blk_snap_uuid *id, dev_t dev, ino_t ino,
+		       uint64_t old_size);
+/* 0 also when there was none. */
+int state_growth_end(const struct blk_snap_uuid *id, dev_t dev, ino_t ino);
+/* 0 with *@old_size, -ENOENT if none, or -errno (state_strerror()). */
+int state_growth_pending(const struct blk_snap_uuid *id, dev_t dev,
+			 ino_t ino, uint64_t *old_size);
 
 /*
  * The snapshot a file is recorded for, and its record's identity in @rec

@@ -16,6 +16,7 @@
 #include <linux/fs.h>
 
 #include "blksnap_ctl.h"
+#include "common.h"
 #include "devices.h"
 #include "secure.h"
 #include "stacked.h"
@@ -237,6 +238,90 @@ static int explain_sf_error(struct storage *s, int ret, char *why)
 	return say_errno(why, ret);
 }
 
+/* Make the file @size bytes again, through our own descriptor's inode. */
+static int truncate_to(const struct storage *s, uint64_t size)
+{
+	char proc[64];
+	int fd, ret = 0;
+	struct stat st;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", sf_fd(s->f));
+	fd = open(proc, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		fd = openat(s->dirfd, s->base, O_WRONLY | O_CLOEXEC |
+			    O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || st.st_ino != s->ino ||
+	    st.st_dev != s->file_dev) {
+		close(fd);
+		return -ESTALE;
+	}
+	if (ftruncate(fd, (off_t)size) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* The growth's record goes before any of it is appended (state.h). */
+static int end_growth(struct storage *s, char *why)
+{
+	int ret = state_growth_end(&s->id, s->file_dev, s->ino);
+
+	if (ret)
+		return say(why, ret, "cannot update the growth's record in "
+			   "%s: %s", state_dir(), state_strerror(ret));
+	return 0;
+}
+
+/*
+ * A blksnap-storage killed while it grew the file (SIGKILL, a crash)
+ * leaves the growth unused in the file, and the file maybe mutable.
+ * None of it reached the kernel (state.h): give it back to the
+ * filesystem and pin the file again, before anything else is done.
+ */
+static int repair_interrupted_growth(struct storage *s, uint64_t size,
+				     char *why)
+{
+	uint64_t old_size;
+	bool pending = true;
+	int ret, pinned;
+
+	ret = state_growth_pending(&s->id, s->file_dev, s->ino, &old_size);
+	if (ret == -ENOENT)
+		pending = false;
+	else if (ret)
+		return say(why, ret, "cannot tell whether a growth of it was "
+			   "interrupted: %s", state_strerror(ret));
+	if (pending && old_size < size) {
+		ret = sf_unpin(s->f);
+		if (!ret)
+			ret = truncate_to(s, old_size);
+		if (ret) {
+			sf_pin(s->f);
+			return say(why, ret, "cannot undo an interrupted growth "
+				   "(from %" PRIu64 " to %" PRIu64 " bytes): "
+				   "%s", old_size, size, strerror(-ret));
+		}
+		report(s->path, "undid an interrupted growth (a blksnap-storage "
+		       "killed while growing it): %" PRIu64 " bytes given back "
+		       "to the filesystem", size - old_size);
+	}
+	pinned = sf_is_pinned(s->f);
+	if (pinned == 0) {
+		ret = sf_pin(s->f);
+		if (ret)
+			return explain_sf_error(s, ret, why);
+		if (!pending || old_size >= size)
+			report(s->path, "was not immutable (a blksnap-storage "
+			       "killed while growing it?): made immutable "
+			       "again");
+	} else if (pinned < 0) {
+		return explain_sf_error(s, pinned, why);
+	}
+	return pending ? end_growth(s, why) : 0;
+}
+
 int storage_open(struct storage *s, int ctl, const struct blk_snap_uuid *id,
 		 const char *path, char *why)
 {
@@ -283,6 +368,12 @@ int storage_open(struct storage *s, int ctl, const struct blk_snap_uuid *id,
 	s->file_dev = st.st_dev;
 	s->ino = st.st_ino;
 	sf_device(s->f, &s->dev);
+	if (s->recorded)
+		ret = repair_interrupted_growth(s, (uint64_t)st.st_size, why);
+	if (ret) {
+		storage_close(s);
+		return ret;
+	}
 	/* Its current space is user data or already the kernel's. */
 	ret = sf_claim_existing(s->f, NULL);
 	if (ret) {
@@ -412,32 +503,6 @@ out:
 	return ret;
 }
 
-/* Make the file @size bytes again, through our own descriptor's inode. */
-static int truncate_to(const struct storage *s, uint64_t size)
-{
-	char proc[64];
-	int fd, ret = 0;
-	struct stat st;
-
-
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", sf_fd(s->f));
-	fd = open(proc, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		fd = openat(s->dirfd, s->base, O_WRONLY | O_CLOEXEC |
-			    O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || st.st_ino != s->ino ||
-	    st.st_dev != s->file_dev) {
-		close(fd);
-		return -ESTALE;
-	}
-	if (ftruncate(fd, (off_t)size) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 /*
  * The file was pinned before and could not be pinned again: add that to
  * @why, whose first part says what failed.
@@ -535,6 +600,14 @@ static int hand_over(struct storage *s, const struct sf_ranges *usable,
 		free(info);
 		return 0;
 	}
+	/*
+	 * From here on the kernel may hold these blocks: the growth must
+	 * never be undone again.  A kill before the append only strands
+	 * them, pinned.
+	 */
+	ret = end_growth(s, why);
+	if (ret)
+		return ret;
 	ret = bsc_append_storage(s->ctl, &s->id, s->dev, usable->r,
 				 usable->count, appended);
 	if (ret && *appended)
@@ -587,7 +660,7 @@ static int grow(struct storage *s, uint64_t bytes, struct growth *g,
 		struct sf_ranges *spare, char *why)
 {
 	struct sf_ranges new = SF_RANGES_INIT, usable = SF_RANGES_INIT;
-	bool was_pinned, recorded_now = false;
+	bool was_pinned, recorded_now = false, spare_ready = false;
 	size_t appended = 0;
 	struct take_view view;
 	int ret;
@@ -602,6 +675,11 @@ static int grow(struct storage *s, uint64_t bytes, struct growth *g,
 	if (ret)
 		return ret;
 	was_pinned = sf_is_pinned(s->f) > 0;
+	/* Until ended, a killed growth is undone at the next open. */
+	ret = state_growth_begin(&s->id, s->file_dev, s->ino, g->old_size);
+	if (ret)
+		return say(why, ret, "the growth cannot be recorded in %s: %s",
+			   state_dir(), state_strerror(ret));
 
 	ret = sf_grow(s->f, bytes, &new);
 	if (ret) {
@@ -609,7 +687,7 @@ static int grow(struct storage *s, uint64_t bytes, struct growth *g,
 		/* sf_grow() re-pins whatever happens, or tries to. */
 		if (was_pinned && sf_is_pinned(s->f) == 0)
 			say_unpinned(why, 0);
-		return ret;
+		goto out;
 	}
 	g->unaligned_sectors = new.wasted_sectors;
 	/*
@@ -653,6 +731,7 @@ static int grow(struct storage *s, uint64_t bytes, struct growth *g,
 		sf_ranges_free(spare);
 		*spare = usable;
 		sf_ranges_init(&usable);
+		spare_ready = true;	/* its record ends when it is given */
 		goto out;
 	}
 	if (!ret || appended) {
@@ -661,6 +740,12 @@ static int grow(struct storage *s, uint64_t bytes, struct growth *g,
 			g->given_sectors += usable.r[i].sector_count;
 	}
 out:
+	/*
+	 * Undone, kept as withheld, or (hand_over()) ended before the
+	 * append: nothing left for a later open to undo.
+	 */
+	if (!spare_ready)
+		state_growth_end(&s->id, s->file_dev, s->ino);
 	sf_size(s->f, &g->new_size);
 	sf_ranges_free(&new);
 	sf_ranges_free(&usable);
@@ -686,6 +771,11 @@ int storage_give_spare(struct storage *s, struct sf_ranges *spare,
 	int ret;
 
 	*given_sectors = 0;
+	ret = end_growth(s, why);
+	if (ret) {	/* undone by the next open: never given */
+		sf_ranges_free(spare);
+		return ret;
+	}
 	ret = bsc_append_storage(s->ctl, &s->id, s->dev, spare->r,
 				 spare->count, &appended);
 	for (size_t i = 0; i < appended; i++)

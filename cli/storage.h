@@ -57,7 +57,9 @@ int storage_check_path(const char *path, char *why);
  * Open (creating if missing, mode 0600, O_EXCL|O_NOFOLLOW) @path as
  * storage of snapshot @id, after the checks of storage_check_path().  An existing
  * file must be empty or already this snapshot's storage: its current space
- * is never handed out again, only growth is.
+ * is never handed out again, only growth is.  A growth of it that a killed
+ * process left unfinished is undone first, and the file pinned again
+ * (state_growth_begin()); that repair is said on stderr, in one line.
  */
 int storage_open(struct storage *s, int ctl, const struct blk_snap_uuid *id,
 		 const char *path, char *why);

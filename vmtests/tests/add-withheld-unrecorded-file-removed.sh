@@ -5,6 +5,8 @@
 # must not be left behind grown, unrecorded and unpinned: 'add' fails in
 # one line saying the record failed, and removes the file. Failed on
 # e4476eb (review S3): the file stayed, grown, unrecorded and unpinned.
+# With no room even for the growth's own record, 'add' fails before it
+# grows anything: checked last.
 # timeout: 180
 . /tests/common.sh
 
@@ -27,8 +29,11 @@ run blksnap-storage take "$id"
 rm /mnt/o/deleted || fail "cannot delete the file"
 sync
 
-# The record of a new file cannot be written now.
+# The record of a new file cannot be written now; the record of its
+# growth (one page) still can.
+gen 10 4096 > /mnt/state/spacer || fail "cannot write the spacer"
 dd if=/dev/zero of=/mnt/state/fill bs=4k 2>/dev/null
+rm /mnt/state/spacer
 blksnap-storage add --snapshot "$id" /mnt/o/fresh.diff 16M > /tmp/add.out 2> /tmp/add.err
 rc=$?
 err=$(cat /tmp/add.err)
@@ -39,7 +44,18 @@ echo "$err" | grep -q "cannot be recorded in /mnt/state/blksnap" ||
 	fail "the message does not say the record failed: $err"
 [ -e /mnt/o/fresh.diff ] &&
 	fail "add left the file it created, unrecorded: $(lsattr /mnt/o/fresh.diff; ls -l /mnt/o/fresh.diff)"
-rm /mnt/state/fill
+
+# No room at all: the growth is not even begun.
+dd if=/dev/zero of=/mnt/state/fill2 bs=4k 2>/dev/null
+blksnap-storage add --snapshot "$id" /mnt/o/fresh.diff 16M > /tmp/add.out 2> /tmp/add.err
+rc=$?
+err=$(cat /tmp/add.err)
+[ $rc = 1 ] && [ "$(wc -l < /tmp/add.err)" = 1 ] ||
+	fail "add with a full state directory: exit $rc: $err"
+echo "$err" | grep -q "growth cannot be recorded in /mnt/state/blksnap: No space left" ||
+	fail "the message does not say the growth's record failed: $err"
+[ -e /mnt/o/fresh.diff ] && fail "add left the file it created: $(ls -l /mnt/o/fresh.diff)"
+rm /mnt/state/fill /mnt/state/fill2
 
 run blksnap-storage destroy "$id"
 rm /mnt/o/snap.diff || fail "cannot delete the storage file after destroy"
