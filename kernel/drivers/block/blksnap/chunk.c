@@ -65,8 +65,7 @@ int chunk_schedule_storing(struct chunk *chunk, bool is_nowait)
 		 */
 		if (ret == -ENOSPC) {
 			ret = diff_storage_park(diff_area->diff_storage,
-						&chunk->cache_link,
-						chunk_store_parked);
+						&chunk->cache_link);
 			if (!ret)
 				return 0;
 			if (ret == -EAGAIN)

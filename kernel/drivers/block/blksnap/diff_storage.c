@@ -68,7 +68,12 @@ static inline int diff_storage_event_low(struct diff_storage *diff_storage,
 
 static void diff_storage_wait_work(struct work_struct *work);
 
-struct diff_storage *diff_storage_new(void)
+/*
+ * @resume_parked goes on with a chunk that waited for storage
+ * (diff_storage_park()): given here, so that the storage needs to know
+ * nothing of chunks.
+ */
+struct diff_storage *diff_storage_new(diff_storage_resume_fn resume_parked)
 {
 	struct diff_storage *diff_storage;
 
@@ -82,6 +87,7 @@ struct diff_storage *diff_storage_new(void)
 	INIT_LIST_HEAD(&diff_storage->empty_blocks);
 	INIT_LIST_HEAD(&diff_storage->filled_blocks);
 	INIT_LIST_HEAD(&diff_storage->waiting_chunks);
+	diff_storage->resume_parked = resume_parked;
 	init_waitqueue_head(&diff_storage->space_wq);
 	INIT_DELAYED_WORK(&diff_storage->wait_work, diff_storage_wait_work);
 
@@ -509,17 +515,16 @@ struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
  * @diff_storage:
  *	The difference storage.
  * @chunk_link:
- *	The locked chunk's cache_link, in no list.
- * @resume:
- *	Called with @chunk_link when the wait ends, from a work item.
+ *	The locked chunk's cache_link, in no list. The storage's
+ *	resume_parked() is called with it, from a work item, when the wait
+ *	ends.
  *
  * Return: 0 if the chunk waits (the wait work stores or fails it later),
  * -EAGAIN if storage has been appended meanwhile (allocate again), or
  * -ENOSPC if it may not wait.
  */
 int diff_storage_park(struct diff_storage *diff_storage,
-		      struct list_head *chunk_link,
-		      diff_storage_resume_fn resume)
+		      struct list_head *chunk_link)
 {
 	unsigned long delay = (unsigned long)diff_storage_wait_seconds * HZ;
 	bool first = false;
@@ -537,7 +542,6 @@ int diff_storage_park(struct diff_storage *diff_storage,
 			WRITE_ONCE(diff_storage->waiting, true);
 			first = true;
 		}
-		diff_storage->resume_parked = resume;
 		list_add_tail(chunk_link, &diff_storage->waiting_chunks);
 	}
 	spin_unlock(&diff_storage->lock);
@@ -583,7 +587,6 @@ static void diff_storage_wait_work(struct work_struct *work)
 	struct diff_storage *diff_storage =
 		container_of(to_delayed_work(work), struct diff_storage,
 			     wait_work);
-	diff_storage_resume_fn resume;
 	bool timed_out = false;
 	LIST_HEAD(parked);
 
@@ -603,7 +606,6 @@ static void diff_storage_wait_work(struct work_struct *work)
 	diff_storage->wait_resume = false;
 	WRITE_ONCE(diff_storage->waiting, false);
 	list_splice_init(&diff_storage->waiting_chunks, &parked);
-	resume = diff_storage->resume_parked;
 	spin_unlock(&diff_storage->lock);
 
 	if (timed_out)
@@ -616,7 +618,7 @@ static void diff_storage_wait_work(struct work_struct *work)
 		struct list_head *link = parked.next;
 
 		list_del_init(link);
-		resume(link);
+		diff_storage->resume_parked(link);
 	}
 }
 

@@ -55,7 +55,7 @@ typedef void (*diff_storage_resume_fn)(struct list_head *chunk_link);
  *	linked by their cache_link (under @lock).
  * @resume_parked:
  *	Called by the wait work for each of @waiting_chunks when the wait
- *	ends (set by diff_storage_park(), under @lock).
+ *	ends (given to diff_storage_new()).
  * @waiting:
  *	The storage is out of space and copy-on-write waits for more, until
  *	@wait_deadline (jiffies) (under @lock; read without it by writers).
@@ -106,7 +106,7 @@ struct diff_storage {
 	struct delayed_work wait_work;
 };
 
-struct diff_storage *diff_storage_new(void);
+struct diff_storage *diff_storage_new(diff_storage_resume_fn resume_parked);
 void diff_storage_free(struct kref *kref);
 
 static inline void diff_storage_get(struct diff_storage *diff_storage)
@@ -126,8 +126,7 @@ int diff_storage_append_block(struct diff_storage *diff_storage, dev_t dev_id,
 struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
 					    sector_t count, bool is_nowait);
 int diff_storage_park(struct diff_storage *diff_storage,
-		      struct list_head *chunk_link,
-		      diff_storage_resume_fn resume);
+		      struct list_head *chunk_link);
 bool diff_storage_is_waiting(struct diff_storage *diff_storage);
 void diff_storage_wait_for_space(struct diff_storage *diff_storage);
 void diff_storage_stop_waiting(struct diff_storage *diff_storage);

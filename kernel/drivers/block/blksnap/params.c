@@ -91,7 +91,7 @@ struct param_bound {
 	int max;
 };
 
-static const struct param_bound param_bounds[] = {
+static const struct param_bound param_bounds[] __initconst = {
 	{ "tracking_block_minimum_shift", &tracking_block_minimum_shift, 12, 30 },
 	{ "tracking_block_maximum_count", &tracking_block_maximum_count,
 	  1024, 67108864 },
@@ -103,7 +103,7 @@ static const struct param_bound param_bounds[] = {
 	{ "diff_storage_wait_seconds", &diff_storage_wait_seconds, 0, 3600 },
 };
 
-int params_check(void)
+int __init params_check(void)
 {
 	const struct param_bound *p;
 

@@ -16,6 +16,6 @@ extern int free_diff_buffer_pool_size;
 extern int diff_storage_minimum;
 extern int diff_storage_wait_seconds;
 
-int params_check(void);
+int __init params_check(void);
 
 #endif /* __BLK_SNAP_PARAMS_H */

@@ -8,6 +8,7 @@
 #include "tracker.h"
 #include "diff_storage.h"
 #include "diff_area.h"
+#include "chunk.h"
 #include "snapimage.h"
 #include "cbt_map.h"
 
@@ -148,7 +149,7 @@ static struct snapshot *snapshot_new(unsigned int count)
 		goto fail_free_trackers;
 	}
 
-	snapshot->diff_storage = diff_storage_new();
+	snapshot->diff_storage = diff_storage_new(chunk_store_parked);
 	if (!snapshot->diff_storage) {
 		ret = -ENOMEM;
 		goto fail_free_snapimage;
