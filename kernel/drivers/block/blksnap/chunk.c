@@ -132,7 +132,7 @@ void chunk_schedule_caching(struct chunk *chunk)
 	/* Initiate the cache clearing process */
 	if (in_cache_count > chunk_maximum_in_cache &&
 	    !diff_area_is_corrupted(diff_area))
-		queue_work(system_wq, &diff_area->cache_release_work);
+		queue_work(blksnap_wq, &diff_area->cache_release_work);
 }
 
 static void chunk_notify_load(void *ctx)

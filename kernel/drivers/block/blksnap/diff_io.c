@@ -10,14 +10,47 @@
 
 static struct bio_set diff_io_bioset;
 
+/*
+ * Copy-on-write goes on through work items: the completions of its reads
+ * and writes (blksnap_io_wq), the release of cached chunks and the wait for
+ * storage (blksnap_wq). Writeback that frees memory may wait for a
+ * copy, so these queues have rescuers (WQ_MEM_RECLAIM): a copy must not
+ * wait for a new kworker, which needs memory. Their work items do not
+ * wait for each other; the completions go first (WQ_HIGHPRI).
+ */
+struct workqueue_struct *blksnap_io_wq;
+struct workqueue_struct *blksnap_wq;
+
 int diff_io_init(void)
 {
-	return bioset_init(&diff_io_bioset, 64, 0, BIOSET_NEED_BVECS);
+	int ret;
+
+	blksnap_io_wq = alloc_workqueue("blksnap_io",
+					WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
+	if (!blksnap_io_wq)
+		return -ENOMEM;
+	blksnap_wq = alloc_workqueue("blksnap", WQ_MEM_RECLAIM, 0);
+	if (!blksnap_wq) {
+		ret = -ENOMEM;
+		goto fail_io_wq;
+	}
+	ret = bioset_init(&diff_io_bioset, 64, 0, BIOSET_NEED_BVECS);
+	if (ret)
+		goto fail_wait_wq;
+	return 0;
+
+fail_wait_wq:
+	destroy_workqueue(blksnap_wq);
+fail_io_wq:
+	destroy_workqueue(blksnap_io_wq);
+	return ret;
 }
 
 void diff_io_done(void)
 {
 	bioset_exit(&diff_io_bioset);
+	destroy_workqueue(blksnap_wq);
+	destroy_workqueue(blksnap_io_wq);
 }
 
 static void diff_io_notify_cb(struct work_struct *work)
@@ -34,7 +67,7 @@ static void diff_io_complete(struct diff_io *diff_io)
 	if (diff_io->is_sync_io)
 		complete(&diff_io->notify.sync.completion);
 	else
-		queue_work(system_highpri_wq, &diff_io->notify.async.work);
+		queue_work(blksnap_io_wq, &diff_io->notify.async.work);
 }
 
 static void diff_io_endio(struct bio *bio)

@@ -83,6 +83,9 @@ struct diff_io {
 	} notify;
 };
 
+extern struct workqueue_struct *blksnap_io_wq;
+extern struct workqueue_struct *blksnap_wq;
+
 int diff_io_init(void);
 void diff_io_done(void);
 

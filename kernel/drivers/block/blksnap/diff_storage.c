@@ -404,7 +404,7 @@ int diff_storage_append_block(struct diff_storage *diff_storage, dev_t dev_id,
 	mutex_unlock(&append_lock);
 	memalloc_noio_restore(noio_flag);
 	/* Copy-on-write waiting for storage goes on at once. */
-	mod_delayed_work(system_wq, &diff_storage->wait_work, 0);
+	mod_delayed_work(blksnap_wq, &diff_storage->wait_work, 0);
 	return 0;
 fail:
 	mutex_unlock(&append_lock);
@@ -559,7 +559,7 @@ int diff_storage_park(struct diff_storage *diff_storage,
 					   GFP_NOWAIT | __GFP_NOWARN))
 			atomic_set(&diff_storage->low_space_flag, 0);
 		/* Does not delay a run an append has queued already. */
-		queue_delayed_work(system_wq, &diff_storage->wait_work, delay);
+		queue_delayed_work(blksnap_wq, &diff_storage->wait_work, delay);
 	}
 	return ret;
 }
@@ -595,7 +595,7 @@ static void diff_storage_wait_work(struct work_struct *work)
 	    diff_storage->waiting) {
 		if (time_before(jiffies, diff_storage->wait_deadline)) {
 			/* Early: wait on until the deadline. */
-			queue_delayed_work(system_wq, &diff_storage->wait_work,
+			queue_delayed_work(blksnap_wq, &diff_storage->wait_work,
 					   diff_storage->wait_deadline - jiffies);
 			spin_unlock(&diff_storage->lock);
 			return;
@@ -631,6 +631,6 @@ void diff_storage_stop_waiting(struct diff_storage *diff_storage)
 	spin_lock(&diff_storage->lock);
 	diff_storage->wait_stopped = true;
 	spin_unlock(&diff_storage->lock);
-	mod_delayed_work(system_wq, &diff_storage->wait_work, 0);
+	mod_delayed_work(blksnap_wq, &diff_storage->wait_work, 0);
 	flush_delayed_work(&diff_storage->wait_work);
 }
