@@ -211,8 +211,15 @@ intercepts the module's own I/O, even when the difference storage is on
 a tracked device. A bio that may not wait is allocated without sleeping,
 and only when the chunk fits in one bio.
 
+The module's workqueues are made here: writeback that frees memory may
+wait for a copy, so the work copy-on-write goes on with runs on
+WQ_MEM_RECLAIM queues of its own (blksnap_io for the completions,
+blksnap for the release of cached chunks and the wait for storage), not
+on the system workqueues.
+
 $tested: chunk-larger-than-one-bio, storage-on-the-snapshotted-device,
-storage-io-error-corrupts-only-snapshot-ext4 and -xfs." \
+storage-io-error-corrupts-only-snapshot-ext4 and -xfs,
+copy-on-write-work-is-reclaim-safe." \
 "$new_for_v2" \
 	$drv/diff_io.c $drv/diff_io.h
 driver "block, blksnap: storage for storing difference blocks" \
