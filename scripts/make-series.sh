@@ -333,7 +333,10 @@ driver "block, blksnap: interaction with sysfs" \
 /sys/class/misc/blksnap/: the major number of the snapshot images, so
 that a tool can tell an image from an original device, and the module
 version. Documentation/ABI/testing/sysfs-class-misc-blksnap describes
-them." \
+them.
+
+$tested: module-load-unload (reads major), ioctl-version (reads
+version)." \
 "$new_for_v2" \
 	$drv/sysfs.c $drv/sysfs.h Documentation/ABI/testing/sysfs-class-misc-blksnap
 driver "block, blksnap: module management interface functions" \
@@ -351,8 +354,9 @@ numbers, sizes and pointers, on the debug kernel with KASAN)." \
 	$drv/ctrl.c $drv/ctrl.h
 driver "block, blksnap: init() and exit() functions" \
 "Module initialization and release: the parameters are checked first,
-then the I/O work queue, the trackers, the image block device major and
-the control device, unwound in reverse on failure. Unloading destroys
+then the I/O bio_set and the module's two WQ_MEM_RECLAIM workqueues
+(diff_io_init()), the trackers, the image block device major and the
+control device, unwound in reverse on failure. Unloading destroys
 every snapshot and detaches every filter; an original device unplugged
 while tracked does not keep rmmod waiting.
 
