@@ -254,8 +254,10 @@ each other, so they come together here to build.
 
 Chunk descriptors are allocated when a chunk is first copied, not all at
 take: taking a snapshot of a 256 GiB device allocates kilobytes instead
-of more than 100 MiB, and a descriptor lives in an xarray indexed by the
-chunk number. A write waits, not interruptibly, until every chunk it
+of more than 100 MiB. A descriptor lives only while its chunk is in use;
+a stored chunk that is idle is freed, and the place of its data is kept
+as an 8-byte record in a per-64-chunks array, so that a changed chunk
+costs less memory than a dm-snapshot exception. A write waits, not interruptibly, until every chunk it
 overlaps is read: a killed writer must not cost the snapshot, since its
 write reaches the device anyway. Copies run in batches of at most 4 MiB
 of chunks, so that one WRITE_ZEROES of a whole disk needs bounded
@@ -270,6 +272,7 @@ copy-on-write-survives-killed-writers,
 write-zeroes-copied-in-bounded-batches, discard-while-held-costs-nothing,
 multi-device-snapshot-consistent,
 idle-snapshot-memory-independent-of-origin-size,
+changed-chunk-memory-at-most-dm-snapshots,
 take-survives-failed-allocations (each allocation of a take failed in
 turn, on the debug kernel)." \
 "$from_v1" \

@@ -138,6 +138,7 @@ void chunk_schedule_caching(struct chunk *chunk)
 static void chunk_notify_load(void *ctx)
 {
 	struct chunk *chunk = ctx;
+	struct diff_area *diff_area = chunk->diff_area;
 	int error = chunk->diff_io->error;
 
 	diff_io_free(chunk->diff_io);
@@ -174,12 +175,15 @@ static void chunk_notify_load(void *ctx)
 	pr_err("invalid chunk state 0x%x\n", atomic_read(&chunk->state));
 	up(&chunk->lock);
 out:
-	diff_area_io_done(chunk->diff_area);
+	/* The put may free the chunk; diff_area_free() waits for the count. */
+	chunk_put(chunk);
+	diff_area_io_done(diff_area);
 }
 
 static void chunk_notify_store(void *ctx)
 {
 	struct chunk *chunk = ctx;
+	struct diff_area *diff_area = chunk->diff_area;
 	int error = chunk->diff_io->error;
 
 	diff_io_free(chunk->diff_io);
@@ -200,6 +204,8 @@ static void chunk_notify_store(void *ctx)
 	if (chunk_state_check(chunk, CHUNK_ST_STORING)) {
 		chunk_state_unset(chunk, CHUNK_ST_STORING);
 		chunk_state_set(chunk, CHUNK_ST_STORE_READY);
+		if (!chunk_state_check(chunk, CHUNK_ST_RECORDED))
+			diff_area_record_chunk(diff_area, chunk);
 
 		if (chunk_state_check(chunk, CHUNK_ST_DIRTY)) {
 			/*
@@ -223,7 +229,8 @@ static void chunk_notify_store(void *ctx)
 	}
 	up(&chunk->lock);
 out:
-	diff_area_io_done(chunk->diff_area);
+	chunk_put(chunk);
+	diff_area_io_done(diff_area);
 }
 
 struct chunk *chunk_alloc(struct diff_area *diff_area, unsigned long number,
@@ -236,6 +243,9 @@ struct chunk *chunk_alloc(struct diff_area *diff_area, unsigned long number,
 		return NULL;
 
 	INIT_LIST_HEAD(&chunk->cache_link);
+	INIT_HLIST_NODE(&chunk->map_link);
+	/* The allocator's reference. */
+	atomic_set(&chunk->refs, 1);
 	sema_init(&chunk->lock, 1);
 	chunk->diff_area = diff_area;
 	chunk->number = number;
@@ -290,11 +300,15 @@ int chunk_async_store_diff(struct chunk *chunk, bool is_nowait)
 	WARN_ON(chunk->diff_io);
 	chunk->diff_io = diff_io;
 	chunk_state_set(chunk, CHUNK_ST_STORING);
+	/* The completion's, put by it. */
+	chunk_get(chunk);
 	atomic_inc(&chunk->diff_area->pending_io_count);
 
 	ret = diff_io_do(chunk->diff_io, region, chunk->diff_buffer, is_nowait);
 	if (ret) {
 		chunk_state_unset(chunk, CHUNK_ST_STORING);
+		/* Not the last: the caller holds the chunk locked. */
+		chunk_put(chunk);
 		diff_area_io_done(chunk->diff_area);
 		diff_io_free(chunk->diff_io);
 		chunk->diff_io = NULL;
@@ -335,11 +349,15 @@ int chunk_async_load_orig(struct chunk *chunk, const bool is_nowait)
 	WARN_ON(chunk->diff_io);
 	chunk->diff_io = diff_io;
 	chunk_state_set(chunk, CHUNK_ST_LOADING);
+	/* The completion's, put by it. */
+	chunk_get(chunk);
 	atomic_inc(&chunk->diff_area->pending_io_count);
 
 	ret = diff_io_do(chunk->diff_io, &region, chunk->diff_buffer, is_nowait);
 	if (ret) {
 		chunk_state_unset(chunk, CHUNK_ST_LOADING);
+		/* Not the last: the caller holds the chunk locked. */
+		chunk_put(chunk);
 		diff_area_io_done(chunk->diff_area);
 		diff_io_free(chunk->diff_io);
 		chunk->diff_io = NULL;

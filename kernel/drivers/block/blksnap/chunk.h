@@ -34,6 +34,9 @@ struct diff_io;
  * @CHUNK_ST_STORING:
  *	The data is being saved to the difference storage.
  *	The flag is replaced with the CHUNK_ST_STORE_READY flag.
+ * @CHUNK_ST_RECORDED:
+ *	The place of the stored data is in the diff area's record of stored
+ *	chunks: once idle, the chunk may be freed and found there.
  *
  * Chunks life circle.
  * Copy-on-write when writing to original:
@@ -50,6 +53,7 @@ enum chunk_st {
 	CHUNK_ST_STORE_READY = (1 << 3),
 	CHUNK_ST_LOADING = (1 << 4),
 	CHUNK_ST_STORING = (1 << 5),
+	CHUNK_ST_RECORDED = (1 << 6),
 };
 
 /**
@@ -57,6 +61,12 @@ enum chunk_st {
  *
  * @cache_link:
  *	The list header allows to create caches of chunks.
+ * @map_link:
+ *	In the diff area's map of chunks in use (under its map_lock).
+ * @refs:
+ *	References of those that use the chunk: lookups (diff_area.c) and
+ *	I/O in flight. The last put frees a chunk that is idle and recorded
+ *	(chunk_put()).
  * @diff_area:
  *	Pointer to the difference area - the storage of changes for a specific device.
  * @number:
@@ -80,7 +90,9 @@ enum chunk_st {
  *
  * This structure describes the block of data that the module operates
  * with when executing the copy-on-write algorithm and when performing I/O
- * to snapshot images.
+ * to snapshot images. It exists only while the chunk is in use: copied,
+ * cached, or locked for I/O. An idle stored chunk is a record of a few
+ * bytes in its diff area instead (see "Memory" in blksnap.rst).
  *
  * If the data of the chunk has been changed or has just been read, then
  * the chunk gets into cache.
@@ -92,6 +104,8 @@ enum chunk_st {
  */
 struct chunk {
 	struct list_head cache_link;
+	struct hlist_node map_link;
+	atomic_t refs;
 	struct diff_area *diff_area;
 
 	unsigned long number;
@@ -123,6 +137,13 @@ static inline bool chunk_state_check(struct chunk *chunk, int st)
 struct chunk *chunk_alloc(struct diff_area *diff_area, unsigned long number,
 			  sector_t sector_count, gfp_t gfp);
 void chunk_free(struct chunk *chunk);
+
+/* Only by a holder of a reference or of the chunk's lock. */
+static inline void chunk_get(struct chunk *chunk)
+{
+	atomic_inc(&chunk->refs);
+}
+void chunk_put(struct chunk *chunk);
 
 int chunk_schedule_storing(struct chunk *chunk, bool is_nowait);
 void chunk_store_parked(struct list_head *cache_link);

@@ -66,7 +66,10 @@ static void diff_area_calculate_chunk_size(struct diff_area *diff_area)
 void diff_area_free(struct kref *kref)
 {
 	unsigned long inx = 0;
+	struct chunk_group *group;
+	struct hlist_node *tmp;
 	struct chunk *chunk;
+	int bkt;
 	struct diff_area *diff_area =
 		container_of(kref, struct diff_area, kref);
 
@@ -91,9 +94,13 @@ void diff_area_free(struct kref *kref)
 		pr_warn("Waiting for pending I/O to complete\n");
 
 	flush_work(&diff_area->cache_release_work);
-	xa_for_each(&diff_area->chunk_map, inx, chunk)
+	hash_for_each_safe(diff_area->chunk_map, bkt, tmp, chunk, map_link) {
+		hash_del(&chunk->map_link);
 		chunk_free(chunk);
-	xa_destroy(&diff_area->chunk_map);
+	}
+	xa_for_each(&diff_area->stored_groups, inx, group)
+		kfree(group);
+	xa_destroy(&diff_area->stored_groups);
 
 	if (diff_area->orig_bdev) {
 		blkdev_put(diff_area->orig_bdev, FMODE_READ | FMODE_WRITE);
@@ -128,6 +135,8 @@ get_chunk_from_cache_and_write_lock(spinlock_t *caches_lock,
 	if (likely(chunk)) {
 		atomic_dec(cache_count);
 		list_del_init(&chunk->cache_link);
+		/* Safe with the lock held: see chunk_put(). */
+		chunk_get(chunk);
 	}
 	spin_unlock(caches_lock);
 
@@ -160,6 +169,9 @@ diff_area_get_chunk_from_cache_and_write_lock(struct diff_area *diff_area)
 	return NULL;
 }
 
+static int diff_area_wait_tracked_reads(struct diff_area *diff_area,
+					unsigned long number, bool is_nowait);
+
 static void diff_area_cache_release(struct diff_area *diff_area)
 {
 	struct chunk *chunk;
@@ -174,18 +186,30 @@ static void diff_area_cache_release(struct diff_area *diff_area)
 			 "Cannot release empty buffer for chunk #%ld",
 			 chunk->number)) {
 			up(&chunk->lock);
+			chunk_put(chunk);
 			continue;
 		}
 
 		if (chunk_state_check(chunk, CHUNK_ST_DIRTY)) {
-			int ret = chunk_schedule_storing(chunk, false);
+			int ret;
 
+			/*
+			 * Image reads of a recorded chunk go to its place on
+			 * the storage without its lock: let them end before
+			 * the place is written again.
+			 */
+			if (chunk_state_check(chunk, CHUNK_ST_RECORDED))
+				diff_area_wait_tracked_reads(diff_area,
+							     chunk->number,
+							     false);
+			ret = chunk_schedule_storing(chunk, false);
 			if (ret)
 				chunk_store_failed(chunk, ret);
 		} else {
 			chunk_diff_buffer_release(chunk);
 			up(&chunk->lock);
 		}
+		chunk_put(chunk);
 	}
 }
 
@@ -240,7 +264,10 @@ struct diff_area *diff_area_new(dev_t dev_id, struct diff_storage *diff_storage)
 	pr_debug("Chunk count %lu\n", diff_area->chunk_count);
 
 	kref_init(&diff_area->kref);
-	xa_init(&diff_area->chunk_map);
+	spin_lock_init(&diff_area->map_lock);
+	hash_init(diff_area->chunk_map);
+	/* Its own lock nests in map_lock, taken with interrupts off. */
+	xa_init_flags(&diff_area->stored_groups, XA_FLAGS_LOCK_IRQ);
 	spin_lock_init(&diff_area->tracked_reads_lock);
 	hash_init(diff_area->tracked_reads);
 	init_waitqueue_head(&diff_area->tracked_reads_wq);
@@ -277,41 +304,310 @@ static void diff_area_take_chunk_from_cache(struct diff_area *diff_area,
 }
 
 /*
- * Finds the chunk, or allocates it the first time it is needed. Allocating
- * it here, in the write's path, rather than every chunk at take, is what
- * keeps an idle snapshot of a large device cheap; GFP_NOIO since the write
- * of the original waits for it.
+ * Memory: a chunk in use is a &struct chunk in diff_area.chunk_map; a chunk
+ * stored and idle is only a record, the packed place of its data
+ * (diff_storage_pack()), in a &struct chunk_group of diff_area.stored_groups.
+ * A group holds the records of 64 consecutive chunk numbers in an array
+ * that has exactly one element per stored chunk, so that a record costs
+ * its 8 bytes and a share of the group's bitmap and xarray slot, whether
+ * one chunk in a hundred changed or all of them. Records are only ever
+ * added: a stored chunk keeps its place until the snapshot is destroyed
+ * (a write through the image stores it again in the same place).
+ */
+#define CHUNK_GROUP_SHIFT 6
+
+/**
+ * struct chunk_group - The records of stored chunks of 64 consecutive
+ *	numbers.
+ * @stored:
+ *	Bit N is set if chunk (group index << CHUNK_GROUP_SHIFT) + N is stored.
+ * @place:
+ *	The packed places of those chunks, in the order of their bits.
+ */
+struct chunk_group {
+	u64 stored;
+	u64 place[];
+};
+
+static inline unsigned long chunk_group_index(unsigned long number)
+{
+	return number >> CHUNK_GROUP_SHIFT;
+}
+
+static inline u64 chunk_group_bit(unsigned long number)
+{
+	return BIT_ULL(number & (BIT(CHUNK_GROUP_SHIFT) - 1));
+}
+
+static inline unsigned int chunk_group_count(const struct chunk_group *group)
+{
+	return group ? hweight64(group->stored) : 0;
+}
+
+/* Under map_lock. */
+static bool diff_area_find_record(struct diff_area *diff_area,
+				  unsigned long number, u64 *place)
+{
+	struct chunk_group *group;
+	u64 bit = chunk_group_bit(number);
+
+	group = xa_load(&diff_area->stored_groups, chunk_group_index(number));
+	if (!group || !(group->stored & bit))
+		return false;
+	if (place)
+		*place = group->place[hweight64(group->stored & (bit - 1))];
+	return true;
+}
+
+/* Under map_lock. */
+static struct chunk *diff_area_find_used(struct diff_area *diff_area,
+					 unsigned long number)
+{
+	struct chunk *chunk;
+
+	hash_for_each_possible(diff_area->chunk_map, chunk, map_link, number) {
+		if (chunk->number == number)
+			return chunk;
+	}
+	return NULL;
+}
+
+/**
+ * diff_area_record_chunk() - Records the place of a chunk just stored.
+ * @diff_area:
+ *	The diff area of the chunk.
+ * @chunk:
+ *	The chunk, locked, stored for the first time.
+ *
+ * Once recorded, the chunk is freed when it is idle (chunk_put()). Without
+ * memory for the record it is not: it stays in use, and costs its
+ * &struct chunk, until the snapshot is destroyed.
+ *
+ * Context: may sleep; the storage's completion.
+ */
+void diff_area_record_chunk(struct diff_area *diff_area, struct chunk *chunk)
+{
+	unsigned long index = chunk_group_index(chunk->number);
+	u64 bit = chunk_group_bit(chunk->number);
+	struct chunk_group *group, *grown;
+	unsigned long flags;
+	unsigned int count;
+	unsigned int pos;
+	u64 place;
+
+	if (!chunk->diff_region ||
+	    diff_storage_pack(diff_area->diff_storage, chunk->diff_region,
+			      &place))
+		return;
+	/* A slot the store under map_lock fills without allocating. */
+	if (xa_reserve_irq(&diff_area->stored_groups, index, GFP_NOIO))
+		return;
+
+	spin_lock_irqsave(&diff_area->map_lock, flags);
+	for (;;) {
+		group = xa_load(&diff_area->stored_groups, index);
+		count = chunk_group_count(group);
+		spin_unlock_irqrestore(&diff_area->map_lock, flags);
+
+		grown = kmalloc(struct_size(grown, place, count + 1), GFP_NOIO);
+		if (!grown)
+			return;
+
+		spin_lock_irqsave(&diff_area->map_lock, flags);
+		/* Records are only added: the same count is the same group. */
+		if (xa_load(&diff_area->stored_groups, index) == group &&
+		    chunk_group_count(group) == count)
+			break;
+		kfree(grown);
+	}
+
+	if (WARN_ON(group && (group->stored & bit))) {
+		spin_unlock_irqrestore(&diff_area->map_lock, flags);
+		kfree(grown);
+		return;
+	}
+	pos = group ? hweight64(group->stored & (bit - 1)) : 0;
+	grown->stored = (group ? group->stored : 0) | bit;
+	if (group)
+		memcpy(grown->place, group->place, pos * sizeof(u64));
+	grown->place[pos] = place;
+	if (group)
+		memcpy(grown->place + pos + 1, group->place + pos,
+		       (count - pos) * sizeof(u64));
+	/* Into the reserved slot: no allocation, so it cannot fail. */
+	xa_store(&diff_area->stored_groups, index, grown, GFP_NOWAIT);
+	chunk_state_set(chunk, CHUNK_ST_RECORDED);
+	spin_unlock_irqrestore(&diff_area->map_lock, flags);
+	/* Every reader of the old group held map_lock. */
+	kfree(group);
+}
+
+/*
+ * Idle: stored and recorded, or never copied (as if it had not been
+ * allocated), and without a buffer. Under the chunk's lock.
+ */
+static bool chunk_is_idle(struct chunk *chunk)
+{
+	int state = atomic_read(&chunk->state);
+
+	if (chunk->diff_buffer)
+		return false;
+	if (!state)
+		return !chunk->diff_region;
+	return state == (CHUNK_ST_STORE_READY | CHUNK_ST_RECORDED);
+}
+
+/**
+ * chunk_put() - Drops a reference to a chunk.
+ * @chunk:
+ *	The chunk.
+ *
+ * The last reference frees the chunk if it is idle (chunk_is_idle()) and
+ * not locked; a chunk in the cache has its buffer, so is not idle. Nothing else can find it
+ * then: lookups take their reference under map_lock, and a chunk in the
+ * cache has its buffer.
+ *
+ * Context: any, the image reads' completion included.
+ */
+void chunk_put(struct chunk *chunk)
+{
+	struct diff_area *diff_area = chunk->diff_area;
+	unsigned long flags;
+
+	if (!atomic_dec_and_lock_irqsave(&chunk->refs, &diff_area->map_lock,
+					 flags))
+		return;
+
+	if (down_trylock(&chunk->lock)) {
+		spin_unlock_irqrestore(&diff_area->map_lock, flags);
+		return;
+	}
+	/*
+	 * The cache release work takes a reference while it holds the lock:
+	 * with the lock held here, the count is the final word.
+	 */
+	if (atomic_read(&chunk->refs) || !chunk_is_idle(chunk)) {
+		up(&chunk->lock);
+		spin_unlock_irqrestore(&diff_area->map_lock, flags);
+		return;
+	}
+	hash_del(&chunk->map_link);
+	spin_unlock_irqrestore(&diff_area->map_lock, flags);
+
+	diff_storage_free_region(chunk->diff_region);
+	kfree(chunk);
+}
+
+/*
+ * Finds the chunk in use, with a reference; or NULL, and then @recorded
+ * tells whether it is stored (at @place).
+ */
+static struct chunk *diff_area_find_chunk(struct diff_area *diff_area,
+					  unsigned long number, bool *recorded,
+					  u64 *place)
+{
+	struct chunk *chunk;
+	unsigned long flags;
+
+	spin_lock_irqsave(&diff_area->map_lock, flags);
+	chunk = diff_area_find_used(diff_area, number);
+	if (chunk)
+		chunk_get(chunk);
+	else
+		*recorded = diff_area_find_record(diff_area, number, place);
+	spin_unlock_irqrestore(&diff_area->map_lock, flags);
+
+	return chunk;
+}
+
+/**
+ * diff_area_get_chunk() - Finds the chunk, or allocates it.
+ * @diff_area:
+ *	The diff area.
+ * @number:
+ *	The number of the chunk.
+ * @is_nowait:
+ *	The caller must not sleep.
+ * @copying:
+ *	For copy-on-write: a stored chunk needs nothing more, so its record
+ *	is enough and NULL is returned for it. Otherwise a stored chunk is
+ *	brought back from its record, in the state it had.
+ *
+ * A chunk is allocated the first time it is needed, in the write's path,
+ * rather than every chunk at take: that keeps an idle snapshot of a large
+ * device cheap. GFP_NOIO, since the write of the original waits for it.
+ *
+ * Return: the chunk with a reference (chunk_put() it), NULL (see
+ * @copying), or an error pointer.
  */
 static struct chunk *diff_area_get_chunk(struct diff_area *diff_area,
-					 unsigned long number, bool is_nowait)
+					 unsigned long number, bool is_nowait,
+					 bool copying)
 {
 	gfp_t gfp = is_nowait ? GFP_NOWAIT | __GFP_NOWARN : GFP_NOIO;
 	sector_t chunk_sectors = diff_area_chunk_sectors(diff_area);
 	sector_t first = (sector_t)number * chunk_sectors;
-	struct chunk *chunk;
-	struct chunk *old;
-
-	chunk = xa_load(&diff_area->chunk_map, number);
-	if (chunk)
-		return chunk;
+	struct chunk *chunk, *used;
+	unsigned long flags;
+	bool recorded = false;
+	bool again;
+	u64 place;
 
 	if (unlikely(number >= diff_area->chunk_count))
 		return ERR_PTR(-EINVAL);
+	do {
+		chunk = diff_area_find_chunk(diff_area, number, &recorded,
+					     &place);
+		if (chunk)
+			return chunk;
+		if (recorded && copying)
+			return NULL;
 
-	chunk = chunk_alloc(diff_area, number,
-			    min(chunk_sectors, diff_area->capacity - first), gfp);
-	if (!chunk)
-		return ERR_PTR(is_nowait ? -EAGAIN : -ENOMEM);
+		chunk = chunk_alloc(diff_area, number,
+				    min(chunk_sectors,
+					diff_area->capacity - first), gfp);
+		if (!chunk)
+			return ERR_PTR(is_nowait ? -EAGAIN : -ENOMEM);
+		if (recorded) {
+			chunk->diff_region = kzalloc(sizeof(*chunk->diff_region),
+						     gfp);
+			if (!chunk->diff_region) {
+				kfree(chunk);
+				return ERR_PTR(is_nowait ? -EAGAIN : -ENOMEM);
+			}
+			chunk->diff_region->count = chunk_sectors;
+			if (diff_storage_region_at(diff_area->diff_storage,
+						   place, chunk->diff_region)) {
+				chunk_free(chunk);
+				return ERR_PTR(-EIO);
+			}
+			atomic_set(&chunk->state,
+				   CHUNK_ST_STORE_READY | CHUNK_ST_RECORDED);
+		}
 
-	old = xa_cmpxchg(&diff_area->chunk_map, number, NULL, chunk, gfp);
-	if (likely(!old))
-		return chunk;
+		spin_lock_irqsave(&diff_area->map_lock, flags);
+		used = diff_area_find_used(diff_area, number);
+		again = false;
+		if (used) {
+			/* Another allocated it first. */
+			chunk_get(used);
+		} else if (!recorded &&
+			   diff_area_find_record(diff_area, number, NULL)) {
+			/* It was stored and freed meanwhile: look again. */
+			again = true;
+		} else {
+			hash_add(diff_area->chunk_map, &chunk->map_link,
+				 number);
+		}
+		spin_unlock_irqrestore(&diff_area->map_lock, flags);
 
-	/* Another writer allocated it first, or the map had no memory. */
-	kfree(chunk);
-	if (xa_is_err(old))
-		return ERR_PTR(is_nowait ? -EAGAIN : xa_err(old));
-	return old;
+		if (used || again)
+			chunk_free(chunk);
+		if (used)
+			return used;
+	} while (again);
+
+	return chunk;
 }
 
 /**
@@ -350,7 +646,9 @@ int diff_area_copy(struct diff_area *diff_area, sector_t sector, sector_t count,
 	     offset += chunk_sectors) {
 		chunk = diff_area_get_chunk(diff_area,
 					    chunk_number(diff_area, offset),
-					    is_nowait);
+					    is_nowait, true);
+		if (!chunk)
+			continue;	/* stored */
 		if (IS_ERR(chunk)) {
 			ret = PTR_ERR(chunk);
 			if (ret != -EAGAIN)
@@ -364,8 +662,10 @@ int diff_area_copy(struct diff_area *diff_area, sector_t sector, sector_t count,
 		 * snapshot its chunk. The wait is bounded by the copy's I/O.
 		 */
 		if (is_nowait) {
-			if (down_trylock(&chunk->lock))
+			if (down_trylock(&chunk->lock)) {
+				chunk_put(chunk);
 				return -EAGAIN;
+			}
 		} else {
 			down(&chunk->lock);
 		}
@@ -379,6 +679,7 @@ int diff_area_copy(struct diff_area *diff_area, sector_t sector, sector_t count,
 			 * - Already stored in the diff storage
 			 */
 			up(&chunk->lock);
+			chunk_put(chunk);
 			continue;
 		}
 
@@ -427,6 +728,8 @@ int diff_area_copy(struct diff_area *diff_area, sector_t sector, sector_t count,
 			if (unlikely(ret))
 				goto fail_unlock_chunk;
 		}
+		/* The I/O started holds its own reference. */
+		chunk_put(chunk);
 	}
 
 	return ret;
@@ -444,9 +747,11 @@ fail_unlock_chunk:
 			chunk_diff_buffer_release(chunk);
 			up(&chunk->lock);
 		}
+		chunk_put(chunk);
 		return ret;
 	}
 	chunk_store_failed(chunk, ret);
+	chunk_put(chunk);
 	return ret;
 }
 
@@ -501,32 +806,41 @@ int diff_area_wait(struct diff_area *diff_area, sector_t sector, sector_t count,
 	area_sect_first = round_down(sector, chunk_sectors);
 	for (offset = area_sect_first; offset < (sector + count);
 	     offset += chunk_sectors) {
-		chunk = xa_load(&diff_area->chunk_map,
-				chunk_number(diff_area, offset));
-		if (!chunk) {
+		unsigned long number = chunk_number(diff_area, offset);
+		bool recorded = false;
+		bool failed;
+
+		chunk = diff_area_find_chunk(diff_area, number, &recorded,
+					     NULL);
+		if (!chunk && !recorded) {
+			/* diff_area_copy() left it in use or recorded. */
 			diff_area_set_corrupted(diff_area, -EINVAL);
 			return -EINVAL;
 		}
-		WARN_ON(chunk_number(diff_area, offset) != chunk->number);
-		/* Not killable, for the reason given in diff_area_copy(). */
-		if (is_nowait) {
-			if (down_trylock(&chunk->lock))
-				return -EAGAIN;
-		} else {
-			down(&chunk->lock);
+		if (chunk) {
+			/* Not killable, for the reason given in diff_area_copy(). */
+			if (is_nowait) {
+				if (down_trylock(&chunk->lock)) {
+					chunk_put(chunk);
+					return -EAGAIN;
+				}
+			} else {
+				down(&chunk->lock);
+			}
+			/*
+			 * The lock was held while the chunk was being read from
+			 * the original device: now it is read (or was failed).
+			 */
+			failed = chunk_state_check(chunk, CHUNK_ST_FAILED);
+			up(&chunk->lock);
+			chunk_put(chunk);
+			if (failed) {
+				ret = -EIO;
+				break;
+			}
 		}
 
-		/*
-		 * The lock was held while the chunk was being read from the
-		 * original device: now it is read (or was failed).
-		 */
-		up(&chunk->lock);
-		if (chunk_state_check(chunk, CHUNK_ST_FAILED)) {
-			ret = -EIO;
-			break;
-		}
-
-		ret = diff_area_wait_tracked_reads(diff_area, chunk->number,
+		ret = diff_area_wait_tracked_reads(diff_area, number,
 						   is_nowait);
 		if (ret)
 			break;
@@ -546,6 +860,7 @@ static inline void diff_area_image_put_chunk(struct chunk *chunk, bool is_write)
 	}
 
 	chunk_schedule_caching(chunk);
+	chunk_put(chunk);
 }
 
 void diff_area_image_ctx_done(struct diff_area_image_ctx *io_ctx)
@@ -623,13 +938,15 @@ diff_area_image_context_get_chunk(struct diff_area_image_ctx *io_ctx,
 	if (diff_area_is_corrupted(diff_area))
 		return ERR_PTR(-EIO);
 
-	chunk = diff_area_get_chunk(diff_area, new_chunk_number, false);
+	chunk = diff_area_get_chunk(diff_area, new_chunk_number, false, false);
 	if (IS_ERR(chunk))
 		return chunk;
 
 	ret = diff_area_image_lock_chunk(chunk);
-	if (ret)
+	if (ret) {
+		chunk_put(chunk);
 		return ERR_PTR(ret);
+	}
 
 	/*
 	 * If there is already data in the buffer, then nothing needs to be loaded.
@@ -655,6 +972,7 @@ fail_unlock_chunk:
 	/* A buffer without its data is of no use to the next user. */
 	chunk_diff_buffer_release(chunk);
 	up(&chunk->lock);
+	chunk_put(chunk);
 	return ERR_PTR(ret);
 }
 
@@ -716,6 +1034,18 @@ blk_status_t diff_area_image_io(struct diff_area_image_ctx *io_ctx,
 	return BLK_STS_OK;
 }
 
+/* Context: any, the read's completion included. */
+static void diff_area_untrack_read(struct diff_area *diff_area,
+				   struct diff_area_read *rd)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&diff_area->tracked_reads_lock, flags);
+	hash_del(&rd->tracked_link);
+	spin_unlock_irqrestore(&diff_area->tracked_reads_lock, flags);
+	wake_up_all(&diff_area->tracked_reads_wq);
+}
+
 /**
  * diff_area_image_read_begin() - Tells where the snapshot's data for a sector
  *	of the image is, and keeps it there until diff_area_image_read_end().
@@ -750,7 +1080,9 @@ int diff_area_image_read_begin(struct diff_area *diff_area, sector_t sector,
 	unsigned long number = chunk_number(diff_area, sector);
 	sector_t chunk_sectors = diff_area_chunk_sectors(diff_area);
 	sector_t offset = sector - (sector_t)number * chunk_sectors;
+	bool recorded = false;
 	struct chunk *chunk;
+	u64 place;
 	int ret;
 
 	if (diff_area_is_corrupted(diff_area))
@@ -759,25 +1091,60 @@ int diff_area_image_read_begin(struct diff_area *diff_area, sector_t sector,
 		return -EINVAL;
 
 	rd->number = number;
-	/* A copy that allocates the chunk after this lookup waits for us. */
+	rd->chunk = NULL;
+	/*
+	 * Tracked before the lookup: a copy that allocates the chunk after it,
+	 * and a write through the image that stores a recorded chunk again,
+	 * wait for this read (diff_area_wait_tracked_reads()).
+	 */
 	spin_lock_irq(&diff_area->tracked_reads_lock);
-	chunk = xa_load(&diff_area->chunk_map, number);
-	if (!chunk)
-		hash_add(diff_area->tracked_reads, &rd->tracked_link, number);
+	hash_add(diff_area->tracked_reads, &rd->tracked_link, number);
 	spin_unlock_irq(&diff_area->tracked_reads_lock);
 
-	rd->chunk = chunk;
+	chunk = diff_area_find_chunk(diff_area, number, &recorded, &place);
+	if (!chunk && recorded) {
+		ret = diff_storage_region_at(diff_area->diff_storage, place,
+					     from);
+		if (ret) {
+			diff_area_untrack_read(diff_area, rd);
+			return -EIO;
+		}
+		/*
+		 * Storage of larger blocks than the image's may refuse the
+		 * read: diff_area_image_read_load() serves it, from the
+		 * chunk's buffer.
+		 */
+		if (bdev_logical_block_size(from->bdev) >
+		    bdev_logical_block_size(diff_area->orig_bdev)) {
+			chunk = diff_area_get_chunk(diff_area, number, false,
+						    false);
+			if (IS_ERR(chunk)) {
+				diff_area_untrack_read(diff_area, rd);
+				return PTR_ERR(chunk);
+			}
+		}
+	}
+
 	if (!chunk) {
-		from->bdev = diff_area->orig_bdev;
-		from->sector = sector;
 		from->count = min(chunk_sectors,
 				  diff_area->capacity - sector + offset) - offset;
+		if (recorded) {
+			from->sector += offset;
+		} else {
+			from->bdev = diff_area->orig_bdev;
+			from->sector = sector;
+		}
 		return 0;
 	}
 
+	/* The chunk's lock keeps it, as it keeps copy-on-write waiting. */
+	diff_area_untrack_read(diff_area, rd);
 	ret = diff_area_image_lock_chunk(chunk);
-	if (ret)
+	if (ret) {
+		chunk_put(chunk);
 		return ret;
+	}
+	rd->chunk = chunk;
 
 	from->count = chunk->sector_count - offset;
 	if (chunk_state_check(chunk, CHUNK_ST_BUFFER_READY)) {
@@ -842,17 +1209,12 @@ int diff_area_image_read_load(struct diff_area *diff_area, struct chunk *chunk)
 void diff_area_image_read_end(struct diff_area *diff_area,
 			      struct diff_area_read *rd)
 {
-	unsigned long flags;
-
 	if (rd->chunk) {
 		up(&rd->chunk->lock);
+		chunk_put(rd->chunk);
 		return;
 	}
-
-	spin_lock_irqsave(&diff_area->tracked_reads_lock, flags);
-	hash_del(&rd->tracked_link);
-	spin_unlock_irqrestore(&diff_area->tracked_reads_lock, flags);
-	wake_up_all(&diff_area->tracked_reads_wq);
+	diff_area_untrack_read(diff_area, rd);
 }
 
 static inline void diff_area_event_corrupted(struct diff_area *diff_area,

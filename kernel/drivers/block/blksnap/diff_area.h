@@ -37,10 +37,19 @@ struct diff_region;
  * @capacity:
  *	The size of the original device in sectors when the diff area was
  *	created; the last chunk ends there.
+ * @map_lock:
+ *	Protects @chunk_map, the contents of @stored_groups and the freeing
+ *	of chunks (chunk_put()). Taken in the image reads' completion too.
  * @chunk_map:
- *	A map of chunks. A chunk is allocated the first time it is copied or
- *	written through the image, so that an idle snapshot costs memory in
- *	proportion to its changes, not to the size of the device.
+ *	The chunks in use, hashed by number. A chunk is allocated the first
+ *	time it is copied or written through the image, so that an idle
+ *	snapshot costs memory in proportion to its changes, not to the size
+ *	of the device; once stored and idle, it is freed, and its record in
+ *	@stored_groups is all that is left of it.
+ * @stored_groups:
+ *	The records of stored chunks: where the data of each is on the
+ *	difference storage, by groups of 64 consecutive chunk numbers
+ *	(&struct chunk_group).
  * @tracked_reads_lock:
  *	Protects @tracked_reads.
  * @tracked_reads:
@@ -79,14 +88,10 @@ struct diff_region;
  * Reading and writing from the snapshot image is also performed using
  * &struct diff_area.
  *
- * The xarray has a limit on the maximum size. This can be especially
- * noticeable on 32-bit systems. This creates a limit in the size of
- * supported disks.
- *
- * For example, for a 256 TiB disk with a block size of 65536 bytes, the
- * number of elements in the chunk map will be equal to 2 with a power of 32.
- * Therefore, the number of chunks into which the block device is divided is
- * limited.
+ * A chunk in use has its &struct chunk in @chunk_map; a stored chunk that
+ * is idle has only its record in @stored_groups (see "Memory" in
+ * diff_area.c). The number of chunks is bounded by the chunk_maximum_count
+ * module parameter, which grows the chunk of a large device instead.
  *
  * To provide high performance, a read cache and a write cache for chunks are
  * used. The cache algorithm is the simplest. If the data of the chunk was
@@ -112,7 +117,10 @@ struct diff_area {
 	unsigned long long chunk_shift;
 	unsigned long chunk_count;
 	sector_t capacity;
-	struct xarray chunk_map;
+
+	spinlock_t map_lock;
+	DECLARE_HASHTABLE(chunk_map, 8);
+	struct xarray stored_groups;
 
 	/* protects tracked_reads; taken in the reads' completion too */
 	spinlock_t tracked_reads_lock;
@@ -168,6 +176,8 @@ static inline sector_t diff_area_chunk_sectors(struct diff_area *diff_area)
 {
 	return (sector_t)(1ull << (diff_area->chunk_shift - SECTOR_SHIFT));
 };
+
+void diff_area_record_chunk(struct diff_area *diff_area, struct chunk *chunk);
 
 int diff_area_copy(struct diff_area *diff_area, sector_t sector, sector_t count,
 		   const bool is_nowait);

@@ -19,12 +19,23 @@
  *	Its device number.
  * @bdev:
  *	The device, opened for reading and writing while the snapshot lives.
+ * @index:
+ *	Its number in the storage, from 0, in the order devices were added.
  */
 struct storage_bdev {
 	struct list_head link;
 	dev_t dev_id;
 	struct block_device *bdev;
+	unsigned int index;
 };
+
+/*
+ * A stored chunk's place, packed in 64 bits for its record in the diff
+ * area (diff_storage_pack()): the index of its storage device in the top
+ * bits, the sector below them.
+ */
+#define STORAGE_PLACE_SECTOR_BITS 48
+#define STORAGE_PLACE_MAX_BDEVS (1U << (64 - STORAGE_PLACE_SECTOR_BITS))
 
 /**
  * struct storage_block - A storage unit reserved for storing differences.
@@ -218,6 +229,11 @@ static int diff_storage_check_ranges(struct block_device *bdev,
 			       MINOR(bdev->bd_dev), (u64)capacity);
 			return -EINVAL;
 		}
+		if (offset + sectors > BIT_ULL(STORAGE_PLACE_SECTOR_BITS)) {
+			pr_err("Range #%u %llu:%llu is beyond the %u-bit sector numbers of stored chunks\n",
+			       inx, offset, sectors, STORAGE_PLACE_SECTOR_BITS);
+			return -EINVAL;
+		}
 	}
 
 	sort(ranges, count, sizeof(*ranges), cmp_range, NULL);
@@ -373,6 +389,12 @@ int diff_storage_append_block(struct diff_storage *diff_storage, dev_t dev_id,
 		INIT_LIST_HEAD(&storage_bdev->link);
 		storage_bdev->bdev = bdev;
 		storage_bdev->dev_id = dev_id;
+		if (diff_storage->bdev_count >= STORAGE_PLACE_MAX_BDEVS) {
+			pr_err("Too many storage devices: at most %u\n",
+			       STORAGE_PLACE_MAX_BDEVS);
+			ret = -EMFILE;
+			goto fail;
+		}
 	}
 
 	ret = diff_storage_check_ranges(bdev, ranges, range_count);
@@ -391,8 +413,11 @@ int diff_storage_append_block(struct diff_storage *diff_storage, dev_t dev_id,
 		added += ranges[inx].sector_count;
 
 	spin_lock(&diff_storage->lock);
-	if (storage_bdev)
+	if (storage_bdev) {
+		/* Only this function adds, under append_lock. */
+		storage_bdev->index = diff_storage->bdev_count++;
 		list_add_tail(&storage_bdev->link, &diff_storage->storage_bdevs);
+	}
 	list_splice_tail(&blocks, &diff_storage->empty_blocks);
 	diff_storage->capacity += added;
 	/* Ask again next time the free space runs low. */
@@ -494,6 +519,69 @@ struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
 		atomic_set(&diff_storage->low_space_flag, 0);
 
 	return diff_region;
+}
+
+/**
+ * diff_storage_pack() - Packs the place of a region in 64 bits.
+ * @diff_storage:
+ *	The difference storage that gave the region.
+ * @region:
+ *	The region.
+ * @place:
+ *	Receives the packed place, for diff_storage_region_at().
+ *
+ * Return: 0, or -ENOENT if the region is not on a device of the storage.
+ */
+int diff_storage_pack(struct diff_storage *diff_storage,
+		      const struct diff_region *region, u64 *place)
+{
+	struct storage_bdev *storage_bdev;
+	int ret = -ENOENT;
+
+	spin_lock(&diff_storage->lock);
+	list_for_each_entry(storage_bdev, &diff_storage->storage_bdevs, link) {
+		if (storage_bdev->bdev == region->bdev) {
+			*place = ((u64)storage_bdev->index <<
+				  STORAGE_PLACE_SECTOR_BITS) | region->sector;
+			ret = 0;
+			break;
+		}
+	}
+	spin_unlock(&diff_storage->lock);
+	return ret;
+}
+
+/**
+ * diff_storage_region_at() - Unpacks a place packed by diff_storage_pack().
+ * @diff_storage:
+ *	The difference storage.
+ * @place:
+ *	The packed place.
+ * @region:
+ *	Receives the device and the first sector; @region->count is left as
+ *	it is.
+ *
+ * Return: 0, or -ENOENT if no device of the storage has that index.
+ */
+int diff_storage_region_at(struct diff_storage *diff_storage, u64 place,
+			   struct diff_region *region)
+{
+	unsigned int index = place >> STORAGE_PLACE_SECTOR_BITS;
+	struct storage_bdev *storage_bdev;
+	int ret = -ENOENT;
+
+	spin_lock(&diff_storage->lock);
+	list_for_each_entry(storage_bdev, &diff_storage->storage_bdevs, link) {
+		if (storage_bdev->index == index) {
+			region->bdev = storage_bdev->bdev;
+			region->sector = place &
+				(BIT_ULL(STORAGE_PLACE_SECTOR_BITS) - 1);
+			ret = 0;
+			break;
+		}
+	}
+	spin_unlock(&diff_storage->lock);
+	return ret;
 }
 
 /*

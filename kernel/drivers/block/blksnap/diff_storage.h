@@ -22,6 +22,9 @@ typedef void (*diff_storage_resume_fn)(struct list_head *chunk_link);
  *	The reference counter.
  * @lock:
  *	Spinlock allows to guarantee the safety of linked lists.
+ * @bdev_count:
+ *	The number of devices in @storage_bdevs; each has its index, which
+ *	packed places of stored chunks name it by (diff_storage_pack()).
  * @storage_bdevs:
  *	List of opened block devices. Blocks for storing snapshot data can be
  *	located on different block devices. So, all opened block devices are
@@ -83,6 +86,7 @@ struct diff_storage {
 	/* protects the bdev and block lists, capacity and filled */
 	spinlock_t lock;
 
+	unsigned int bdev_count;
 	struct list_head storage_bdevs;
 	struct list_head empty_blocks;
 	struct list_head filled_blocks;
@@ -125,6 +129,10 @@ int diff_storage_append_block(struct diff_storage *diff_storage, dev_t dev_id,
 			      unsigned int range_count);
 struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
 					    sector_t count, bool is_nowait);
+int diff_storage_pack(struct diff_storage *diff_storage,
+		      const struct diff_region *region, u64 *place);
+int diff_storage_region_at(struct diff_storage *diff_storage, u64 place,
+			   struct diff_region *region);
 int diff_storage_park(struct diff_storage *diff_storage,
 		      struct list_head *chunk_link);
 bool diff_storage_is_waiting(struct diff_storage *diff_storage);
