@@ -256,7 +256,7 @@ Chunk descriptors are allocated when a chunk is first copied, not all at
 take: taking a snapshot of a 256 GiB device allocates kilobytes instead
 of more than 100 MiB. A descriptor lives only while its chunk is in use;
 a stored chunk that is idle is freed, and the place of its data is kept
-as an 8-byte record in a per-64-chunks array, so that a changed chunk
+as a record in an xarray slot per 64 chunks, so that a changed chunk
 costs less memory than a dm-snapshot exception. A write waits, not interruptibly, until every chunk it
 overlaps is read: a killed writer must not cost the snapshot, since its
 write reaches the device anyway. Copies run in batches of at most 4 MiB

@@ -143,6 +143,7 @@ static inline void chunk_get(struct chunk *chunk)
 {
 	atomic_inc(&chunk->refs);
 }
+
 void chunk_put(struct chunk *chunk);
 
 int chunk_schedule_storing(struct chunk *chunk, bool is_nowait);

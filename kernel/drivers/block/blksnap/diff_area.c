@@ -66,8 +66,8 @@ static void diff_area_calculate_chunk_size(struct diff_area *diff_area)
 void diff_area_free(struct kref *kref)
 {
 	unsigned long inx = 0;
-	struct chunk_group *group;
 	struct hlist_node *tmp;
+	void *entry;
 	struct chunk *chunk;
 	int bkt;
 	struct diff_area *diff_area =
@@ -98,8 +98,10 @@ void diff_area_free(struct kref *kref)
 		hash_del(&chunk->map_link);
 		chunk_free(chunk);
 	}
-	xa_for_each(&diff_area->stored_groups, inx, group)
-		kfree(group);
+	xa_for_each(&diff_area->stored_groups, inx, entry) {
+		if (!xa_is_value(entry))
+			kfree(entry);
+	}
 	xa_destroy(&diff_area->stored_groups);
 
 	if (diff_area->orig_bdev) {
@@ -306,13 +308,15 @@ static void diff_area_take_chunk_from_cache(struct diff_area *diff_area,
 /*
  * Memory: a chunk in use is a &struct chunk in diff_area.chunk_map; a chunk
  * stored and idle is only a record, the packed place of its data
- * (diff_storage_pack()), in a &struct chunk_group of diff_area.stored_groups.
- * A group holds the records of 64 consecutive chunk numbers in an array
- * that has exactly one element per stored chunk, so that a record costs
- * its 8 bytes and a share of the group's bitmap and xarray slot, whether
- * one chunk in a hundred changed or all of them. Records are only ever
- * added: a stored chunk keeps its place until the snapshot is destroyed
- * (a write through the image stores it again in the same place).
+ * (diff_storage_pack()), in diff_area.stored_groups, one entry per 64
+ * consecutive chunk numbers. The entry of a single stored chunk is an
+ * xarray value: its bit number and its place, in 63 bits. The entry of two
+ * or more is a &struct chunk_group, an array with exactly one element per
+ * stored chunk. So a record costs a share of an xarray node when one chunk
+ * in a hundred changed, and its 8 bytes and a share of the group's bitmap
+ * when most did. Records are only ever added: a stored chunk keeps its
+ * place until the snapshot is destroyed (a write through the image stores
+ * it again in the same place).
  */
 #define CHUNK_GROUP_SHIFT 6
 
@@ -329,33 +333,90 @@ struct chunk_group {
 	u64 place[];
 };
 
+/*
+ * A single record as a value entry: the bit number in the top 6 of its 63
+ * bits, then a storage device index of 10 bits and a sector of 47 (64 PiB).
+ * A place beyond that takes a one-element &struct chunk_group instead.
+ */
+#define CHUNK_SINGLE_SECTOR_BITS 47
+#define CHUNK_SINGLE_INDEX_BITS 10
+#define CHUNK_SINGLE_BIT_SHIFT (CHUNK_SINGLE_SECTOR_BITS + \
+				CHUNK_SINGLE_INDEX_BITS)
+
 static inline unsigned long chunk_group_index(unsigned long number)
 {
 	return number >> CHUNK_GROUP_SHIFT;
 }
 
-static inline u64 chunk_group_bit(unsigned long number)
+static inline unsigned int chunk_group_bitnr(unsigned long number)
 {
-	return BIT_ULL(number & (BIT(CHUNK_GROUP_SHIFT) - 1));
+	return number & (BIT(CHUNK_GROUP_SHIFT) - 1);
 }
 
-static inline unsigned int chunk_group_count(const struct chunk_group *group)
+static bool chunk_single_fits(u64 place)
 {
-	return group ? hweight64(group->stored) : 0;
+	return IS_ENABLED(CONFIG_64BIT) &&
+	       (place >> STORAGE_PLACE_SECTOR_BITS) <
+			BIT_ULL(CHUNK_SINGLE_INDEX_BITS) &&
+	       !(place & GENMASK_ULL(STORAGE_PLACE_SECTOR_BITS - 1,
+				     CHUNK_SINGLE_SECTOR_BITS));
+}
+
+static void *chunk_single_entry(unsigned int bitnr, u64 place)
+{
+	u64 index = place >> STORAGE_PLACE_SECTOR_BITS;
+	u64 sector = place & GENMASK_ULL(CHUNK_SINGLE_SECTOR_BITS - 1, 0);
+
+	return xa_mk_value((unsigned long)((u64)bitnr << CHUNK_SINGLE_BIT_SHIFT |
+					   index << CHUNK_SINGLE_SECTOR_BITS |
+					   sector));
+}
+
+/*
+ * The records of an entry: the bitmap of its chunks, and their places,
+ * which for a value entry are in @single.
+ */
+static unsigned int chunk_records(void *entry, u64 *stored,
+				  const u64 **places, u64 *single)
+{
+	const struct chunk_group *group = entry;
+	u64 value;
+
+	if (!entry) {
+		*stored = 0;
+		*places = NULL;
+		return 0;
+	}
+	if (!xa_is_value(entry)) {
+		*stored = group->stored;
+		*places = group->place;
+		return hweight64(group->stored);
+	}
+	value = xa_to_value(entry);
+	*stored = BIT_ULL(value >> CHUNK_SINGLE_BIT_SHIFT);
+	*single = (value >> CHUNK_SINGLE_SECTOR_BITS &
+		   GENMASK_ULL(CHUNK_SINGLE_INDEX_BITS - 1, 0)) <<
+			STORAGE_PLACE_SECTOR_BITS |
+		  (value & GENMASK_ULL(CHUNK_SINGLE_SECTOR_BITS - 1, 0));
+	*places = single;
+	return 1;
 }
 
 /* Under map_lock. */
 static bool diff_area_find_record(struct diff_area *diff_area,
 				  unsigned long number, u64 *place)
 {
-	struct chunk_group *group;
-	u64 bit = chunk_group_bit(number);
+	u64 bit = BIT_ULL(chunk_group_bitnr(number));
+	const u64 *places;
+	u64 stored, single;
+	void *entry;
 
-	group = xa_load(&diff_area->stored_groups, chunk_group_index(number));
-	if (!group || !(group->stored & bit))
+	entry = xa_load(&diff_area->stored_groups, chunk_group_index(number));
+	chunk_records(entry, &stored, &places, &single);
+	if (!(stored & bit))
 		return false;
 	if (place)
-		*place = group->place[hweight64(group->stored & (bit - 1))];
+		*place = places[hweight64(stored & (bit - 1))];
 	return true;
 }
 
@@ -388,58 +449,72 @@ static struct chunk *diff_area_find_used(struct diff_area *diff_area,
 void diff_area_record_chunk(struct diff_area *diff_area, struct chunk *chunk)
 {
 	unsigned long index = chunk_group_index(chunk->number);
-	u64 bit = chunk_group_bit(chunk->number);
-	struct chunk_group *group, *grown;
+	unsigned int bitnr = chunk_group_bitnr(chunk->number);
+	u64 bit = BIT_ULL(bitnr);
+	struct chunk_group *grown = NULL;
+	u64 place, stored, single;
+	const u64 *places;
+	unsigned int count, pos, room = 0;
 	unsigned long flags;
-	unsigned int count;
-	unsigned int pos;
-	u64 place;
+	void *entry;
 
 	if (!chunk->diff_region ||
 	    diff_storage_pack(diff_area->diff_storage, chunk->diff_region,
 			      &place))
 		return;
-	/* A slot the store under map_lock fills without allocating. */
-	if (xa_reserve_irq(&diff_area->stored_groups, index, GFP_NOIO))
+	/*
+	 * The store under map_lock must not allocate: an empty slot is
+	 * reserved first. Entries are never removed, so a slot that has
+	 * one keeps it.
+	 */
+	if (!xa_load(&diff_area->stored_groups, index) &&
+	    xa_reserve_irq(&diff_area->stored_groups, index, GFP_NOIO))
 		return;
 
 	spin_lock_irqsave(&diff_area->map_lock, flags);
 	for (;;) {
-		group = xa_load(&diff_area->stored_groups, index);
-		count = chunk_group_count(group);
+		entry = xa_load(&diff_area->stored_groups, index);
+		count = chunk_records(entry, &stored, &places, &single);
+		if (!count && chunk_single_fits(place)) {
+			kfree(grown);
+			grown = NULL;
+			break;
+		}
+		/* Allocated for the records read under the lock before? */
+		if (room > count)
+			break;
 		spin_unlock_irqrestore(&diff_area->map_lock, flags);
 
-		grown = kmalloc(struct_size(grown, place, count + 1), GFP_NOIO);
+		kfree(grown);
+		room = count + 1;
+		grown = kmalloc(struct_size(grown, place, room), GFP_NOIO);
 		if (!grown)
 			return;
 
 		spin_lock_irqsave(&diff_area->map_lock, flags);
-		/* Records are only added: the same count is the same group. */
-		if (xa_load(&diff_area->stored_groups, index) == group &&
-		    chunk_group_count(group) == count)
-			break;
-		kfree(grown);
 	}
 
-	if (WARN_ON(group && (group->stored & bit))) {
+	if (WARN_ON(stored & bit)) {
 		spin_unlock_irqrestore(&diff_area->map_lock, flags);
 		kfree(grown);
 		return;
 	}
-	pos = group ? hweight64(group->stored & (bit - 1)) : 0;
-	grown->stored = (group ? group->stored : 0) | bit;
-	if (group)
-		memcpy(grown->place, group->place, pos * sizeof(u64));
-	grown->place[pos] = place;
-	if (group)
-		memcpy(grown->place + pos + 1, group->place + pos,
+	if (grown) {
+		pos = hweight64(stored & (bit - 1));
+		grown->stored = stored | bit;
+		memcpy(grown->place, places, pos * sizeof(u64));
+		grown->place[pos] = place;
+		memcpy(grown->place + pos + 1, places + pos,
 		       (count - pos) * sizeof(u64));
-	/* Into the reserved slot: no allocation, so it cannot fail. */
-	xa_store(&diff_area->stored_groups, index, grown, GFP_NOWAIT);
+	}
+	/* Into the reserved or the used slot: it does not allocate. */
+	xa_store(&diff_area->stored_groups, index,
+		 grown ? grown : chunk_single_entry(bitnr, place), GFP_NOWAIT);
 	chunk_state_set(chunk, CHUNK_ST_RECORDED);
 	spin_unlock_irqrestore(&diff_area->map_lock, flags);
 	/* Every reader of the old group held map_lock. */
-	kfree(group);
+	if (!xa_is_value(entry))
+		kfree(entry);
 }
 
 /*
@@ -1043,7 +1118,13 @@ static void diff_area_untrack_read(struct diff_area *diff_area,
 	spin_lock_irqsave(&diff_area->tracked_reads_lock, flags);
 	hash_del(&rd->tracked_link);
 	spin_unlock_irqrestore(&diff_area->tracked_reads_lock, flags);
-	wake_up_all(&diff_area->tracked_reads_wq);
+	/*
+	 * Waiters are rare (a write racing a read of the same chunk); the
+	 * barrier in wq_has_sleeper() pairs with the one in prepare_to_wait()
+	 * before the waiter tests the hash again.
+	 */
+	if (wq_has_sleeper(&diff_area->tracked_reads_wq))
+		wake_up_all(&diff_area->tracked_reads_wq);
 }
 
 /**

@@ -118,6 +118,7 @@ struct diff_area {
 	unsigned long chunk_count;
 	sector_t capacity;
 
+	/* protects chunk_map and stored_groups' contents; see Locking */
 	spinlock_t map_lock;
 	DECLARE_HASHTABLE(chunk_map, 8);
 	struct xarray stored_groups;

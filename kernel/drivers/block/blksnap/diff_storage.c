@@ -29,12 +29,6 @@ struct storage_bdev {
 	unsigned int index;
 };
 
-/*
- * A stored chunk's place, packed in 64 bits for its record in the diff
- * area (diff_storage_pack()): the index of its storage device in the top
- * bits, the sector below them.
- */
-#define STORAGE_PLACE_SECTOR_BITS 48
 #define STORAGE_PLACE_MAX_BDEVS (1U << (64 - STORAGE_PLACE_SECTOR_BITS))
 
 /**

@@ -129,6 +129,13 @@ int diff_storage_append_block(struct diff_storage *diff_storage, dev_t dev_id,
 			      unsigned int range_count);
 struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
 					    sector_t count, bool is_nowait);
+/*
+ * A stored chunk's place, packed in 64 bits for its record in the diff
+ * area (diff_storage_pack()): the index of its storage device in the top
+ * bits, the sector below them.
+ */
+#define STORAGE_PLACE_SECTOR_BITS 48
+
 int diff_storage_pack(struct diff_storage *diff_storage,
 		      const struct diff_region *region, u64 *place);
 int diff_storage_region_at(struct diff_storage *diff_storage, u64 place,
