@@ -325,6 +325,7 @@ static int repair_interrupted_growth(struct storage *s, uint64_t size,
 int storage_open(struct storage *s, int ctl, const struct blk_snap_uuid *id,
 		 const char *path, char *why)
 {
+	char uuid[BSC_UUID_LEN + 1];
 	struct state_file rec = { 0 };
 	struct stat st;
 	int ret;
@@ -361,6 +362,17 @@ int storage_open(struct storage *s, int ctl, const struct blk_snap_uuid *id,
 			  "was replaced; 'blksnap-storage destroy' the snapshot",
 			  major(rec.dev), minor(rec.dev),
 			  (unsigned long long)rec.ino);
+	/*
+	 * 'destroy' drops the snapshot, then unpins its files under their
+	 * lock, then forgets them: one that did so between our look at the
+	 * record and our lock left a file that is no longer ours to pin or
+	 * grow (review of 8157311: it was pinned again, and for ever).
+	 */
+	if (!ret && s->recorded && snapshot_gone(ctl, id)) {
+		bsc_uuid_format(id, uuid);
+		ret = say(why, -ESRCH, "left as it is: snapshot %s was "
+			  "destroyed while this command started", uuid);
+	}
 	if (ret) {
 		storage_close(s);
 		return ret;

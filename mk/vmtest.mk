@@ -2,7 +2,7 @@
 #   make vmtest [TESTS="name ..."] [DEBUG=1] [VM_ACCEL=kvm] [VM_JOBS=guests at once]
 
 VM_PKGS     := qemu-system-x86 busybox-static e2fsprogs xfsprogs fio dmsetup \
-               cpio util-linux
+               cpio util-linux strace
 VM_OUT      ?= $(BUILD)/vm$(if $(filter 1,$(DEBUG)),-debug)
 BSCTL       := $(BUILD)/bsctl
 INITRAMFS   := $(VM_OUT)/initramfs.cpio.gz
