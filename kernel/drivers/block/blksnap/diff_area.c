@@ -538,9 +538,11 @@ static bool chunk_is_idle(struct chunk *chunk)
  *	The chunk.
  *
  * The last reference frees the chunk if it is idle (chunk_is_idle()) and
- * not locked; a chunk in the cache has its buffer, so is not idle. Nothing else can find it
- * then: lookups take their reference under map_lock, and a chunk in the
- * cache has its buffer.
+ * not locked. Nothing else can find it then: lookups take their reference
+ * under map_lock, and a chunk in the cache has its buffer, so is not idle.
+ * A chunk that is locked at its last put stays in chunk_map without a
+ * reference, still found by lookups: the put of the next one to use it
+ * frees it, or diff_area_free() does.
  *
  * Context: any, the image reads' completion included.
  */
