@@ -687,6 +687,25 @@ static struct chunk *diff_area_get_chunk(struct diff_area *diff_area,
 	return chunk;
 }
 
+/*
+ * Locks @chunk for a copy-on-write, or says -EAGAIN without waiting to a
+ * REQ_NOWAIT write, and then drops the caller's reference. Not killable:
+ * the write goes on whether or not its copy was waited for, so a writer's
+ * fatal signal must not cost the snapshot its chunk. The wait is bounded
+ * by the copy's I/O.
+ */
+static int diff_area_lock_for_copy(struct chunk *chunk, bool is_nowait)
+{
+	if (!is_nowait) {
+		down(&chunk->lock);
+		return 0;
+	}
+	if (!down_trylock(&chunk->lock))
+		return 0;
+	chunk_put(chunk);
+	return -EAGAIN;
+}
+
 /**
  * diff_area_copy() - Implements the copy-on-write mechanism.
  * @diff_area:
@@ -733,19 +752,8 @@ int diff_area_copy(struct diff_area *diff_area, sector_t sector, sector_t count,
 			return ret;
 		}
 		WARN_ON(chunk_number(diff_area, offset) != chunk->number);
-		/*
-		 * Not killable: the write goes on whether or not its copy was
-		 * waited for, so a writer's fatal signal must not cost the
-		 * snapshot its chunk. The wait is bounded by the copy's I/O.
-		 */
-		if (is_nowait) {
-			if (down_trylock(&chunk->lock)) {
-				chunk_put(chunk);
-				return -EAGAIN;
-			}
-		} else {
-			down(&chunk->lock);
-		}
+		if (diff_area_lock_for_copy(chunk, is_nowait))
+			return -EAGAIN;
 
 		if (chunk_state_check(chunk, CHUNK_ST_FAILED | CHUNK_ST_DIRTY |
 						     CHUNK_ST_STORE_READY)) {
@@ -895,15 +903,8 @@ int diff_area_wait(struct diff_area *diff_area, sector_t sector, sector_t count,
 			return -EINVAL;
 		}
 		if (chunk) {
-			/* Not killable, for the reason given in diff_area_copy(). */
-			if (is_nowait) {
-				if (down_trylock(&chunk->lock)) {
-					chunk_put(chunk);
-					return -EAGAIN;
-				}
-			} else {
-				down(&chunk->lock);
-			}
+			if (diff_area_lock_for_copy(chunk, is_nowait))
+				return -EAGAIN;
 			/*
 			 * The lock was held while the chunk was being read from
 			 * the original device: now it is read (or was failed).
