@@ -576,8 +576,8 @@ void chunk_put(struct chunk *chunk)
 }
 
 /*
- * Finds the chunk in use, with a reference; or NULL, and then @recorded
- * tells whether it is stored (at @place).
+ * Finds the chunk in use, with a reference, or NULL; either way @recorded
+ * tells whether the chunk was stored (at @place).
  */
 static struct chunk *diff_area_find_chunk(struct diff_area *diff_area,
 					  unsigned long number, bool *recorded,
@@ -590,8 +590,7 @@ static struct chunk *diff_area_find_chunk(struct diff_area *diff_area,
 	chunk = diff_area_find_used(diff_area, number);
 	if (chunk)
 		chunk_get(chunk);
-	else
-		*recorded = diff_area_find_record(diff_area, number, place);
+	*recorded = diff_area_find_record(diff_area, number, place);
 	spin_unlock_irqrestore(&diff_area->map_lock, flags);
 
 	return chunk;
@@ -1186,6 +1185,20 @@ int diff_area_image_read_begin(struct diff_area *diff_area, sector_t sector,
 	spin_unlock_irq(&diff_area->tracked_reads_lock);
 
 	chunk = diff_area_find_chunk(diff_area, number, &recorded, &place);
+	/*
+	 * A stored chunk whose buffer holds nothing newer than its place is
+	 * read there, as one without a descriptor is, rather than copied from
+	 * the buffer under its lock: the copy would cost the submitter's CPU
+	 * and hold up every other read of the chunk meanwhile. A write through
+	 * the image that dirties the chunk stores it again only after this
+	 * tracked read (diff_area_cache_release()); the tracking above, under
+	 * tracked_reads_lock, orders that check after this test of the state.
+	 */
+	if (chunk && recorded &&
+	    !chunk_state_check(chunk, CHUNK_ST_DIRTY | CHUNK_ST_FAILED)) {
+		chunk_put(chunk);
+		chunk = NULL;
+	}
 	if (!chunk && recorded) {
 		ret = diff_storage_region_at(diff_area->diff_storage, place,
 					     from);

@@ -1,0 +1,49 @@
+# A read of a stored chunk goes to the chunk's place on the storage,
+# without the chunk's lock, unless a write through the image has made the
+# chunk's buffer newer than that place (diff_area_image_read_begin()). Here
+# every chunk of 64 MiB is stored (the origin is rewritten after take), the
+# cache keeps 2 chunks, so that chunks written through the image are
+# stored again all the time, and fio writes the image at random and reads
+# back what it wrote (verify_backlog) while two readers read the whole
+# region over and over in 1 MiB direct reads. Every read-back must equal
+# what was written, and the origin must keep its own data.
+# timeout: 300
+. /tests/common.sh
+
+orig=/dev/vdb
+mib=64
+load_module chunk_minimum_shift=16 chunk_maximum_in_cache=2
+storage_fs
+write_random $orig 0 $mib 1
+id=$(snap_take /mnt/st/diff 200M $orig) || exit 1
+img=$(cli_image "$id" $orig) || exit 1
+write_random $orig 0 $mib 2
+origin_now=$(dd if=$orig bs=1M count=$mib status=none | sha256sum | cut -d' ' -f1)
+
+rm -f /tmp/stop /tmp/reader.fail
+pids=
+for r in 1 2; do
+	(
+		while [ ! -e /tmp/stop ]; do
+			dd if="$img" of=/dev/null bs=1M count=$mib iflag=direct status=none ||
+				{ echo "reader $r: a read of the image failed" > /tmp/reader.fail; break; }
+		done
+	) &
+	pids="$pids $!"
+done
+
+for bs in 4k 64k; do
+	fio --name=iw$bs --filename="$img" --ioengine=psync --direct=1 \
+		--rw=randwrite --bs=$bs --numjobs=2 --size=$((mib / 2))M \
+		--offset_increment=$((mib / 2))M --io_size=16M --verify=crc32c \
+		--verify_backlog=64 --randseed=7 > /tmp/fio-iw.out 2>&1 ||
+		{ touch /tmp/stop; wait $pids
+		  fail "$bs writes through the image did not read back: $(grep -i 'err\|verify' /tmp/fio-iw.out | head -n 3)"; }
+done
+touch /tmp/stop
+wait $pids
+[ -e /tmp/reader.fail ] && fail "$(cat /tmp/reader.fail)"
+dmesg | grep -q "corrupted" && fail "the snapshot was marked corrupted"
+[ "$(dd if=$orig bs=1M count=$mib status=none | sha256sum | cut -d' ' -f1)" = "$origin_now" ] ||
+	fail "writes through the image changed the origin"
+snap_destroy "$id" /mnt/st/diff
