@@ -1,9 +1,9 @@
 # A read of a stored chunk goes to the chunk's place on the storage,
 # without the chunk's lock, unless a write through the image has made the
 # chunk's buffer newer than that place (diff_area_image_read_begin()). Here
-# every chunk of 64 MiB is stored (the origin is rewritten after take), the
-# cache keeps 2 chunks, so that chunks written through the image are
-# stored again all the time, and fio writes the image at random and reads
+# every chunk of 64 MiB is stored (the origin is rewritten after take), each
+# cache keeps at most 2 chunks, so that chunks written through the image
+# are stored again all the time, and fio writes the image at random and reads
 # back what it wrote (verify_backlog) while two readers read the whole
 # region over and over in 1 MiB direct reads. Every read-back must equal
 # what was written, and the origin must keep its own data.
@@ -12,7 +12,10 @@
 
 orig=/dev/vdb
 mib=64
+unload_module
 load_module chunk_minimum_shift=16 chunk_maximum_in_cache=2
+[ "$(cat /sys/module/blksnap/parameters/chunk_maximum_in_cache)" = 2 ] ||
+	fail "the module did not take chunk_maximum_in_cache=2"
 storage_fs
 write_random $orig 0 $mib 1
 id=$(snap_take /mnt/st/diff 200M $orig) || exit 1

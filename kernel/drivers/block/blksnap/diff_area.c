@@ -577,7 +577,8 @@ void chunk_put(struct chunk *chunk)
 
 /*
  * Finds the chunk in use, with a reference, or NULL; either way @recorded
- * tells whether the chunk was stored (at @place).
+ * tells whether the chunk has a record (at @place). CHUNK_ST_RECORDED is
+ * set under map_lock with the record, so a chunk in use without it has none.
  */
 static struct chunk *diff_area_find_chunk(struct diff_area *diff_area,
 					  unsigned long number, bool *recorded,
@@ -590,7 +591,8 @@ static struct chunk *diff_area_find_chunk(struct diff_area *diff_area,
 	chunk = diff_area_find_used(diff_area, number);
 	if (chunk)
 		chunk_get(chunk);
-	*recorded = diff_area_find_record(diff_area, number, place);
+	*recorded = (!chunk || chunk_state_check(chunk, CHUNK_ST_RECORDED)) &&
+		    diff_area_find_record(diff_area, number, place);
 	spin_unlock_irqrestore(&diff_area->map_lock, flags);
 
 	return chunk;
@@ -864,6 +866,8 @@ static bool diff_area_read_is_tracked(struct diff_area *diff_area,
  * device without the chunk's lock (diff_area_image_read_begin()): the write
  * about to overwrite the chunk must wait until that read is done. A read
  * that starts later finds the chunk, allocated by the copy, and locks it.
+ * An image read of a recorded chunk went to its place on the storage, also
+ * without the lock: storing the chunk again waits for it here as well.
  */
 static int diff_area_wait_tracked_reads(struct diff_area *diff_area,
 					unsigned long number, bool is_nowait)
@@ -1138,7 +1142,7 @@ static void diff_area_untrack_read(struct diff_area *diff_area,
  *	The sector of the image.
  * @rd:
  *	Receives the chunk, locked, or the tracking of the read when the chunk
- *	has no descriptor.
+ *	has no descriptor or is read from its record.
  * @from:
  *	Receives the device and the sector on it that hold the data of
  *	@sector, and the number of sectors left in the chunk from there.
@@ -1146,12 +1150,13 @@ static void diff_area_untrack_read(struct diff_area *diff_area,
  *	then @rd->chunk is out of the cache, ready for diff_area_image_io().
  *
  * A chunk that was never copied is still on the original device, and a
- * stored chunk without a buffer is on the difference storage: the caller
- * reads either of them there directly, which costs neither a buffer nor a
- * copy. Until diff_area_image_read_end(), copy-on-write of the chunk waits,
- * so the original cannot change under the read. A chunk that has no
- * descriptor is not allocated for this: the read is tracked instead, as
- * dm-snapshot tracks its reads of the origin.
+ * stored chunk is on the difference storage unless a write through the
+ * image made its buffer newer: the caller reads it there directly, which
+ * costs neither a buffer nor a copy. Until diff_area_image_read_end(),
+ * copy-on-write of the chunk waits, so the original cannot change under
+ * the read, and a stored chunk is not stored again. A chunk that has no
+ * descriptor is not allocated for this, nor is a recorded one locked: the
+ * read is tracked instead, as dm-snapshot tracks its reads of the origin.
  *
  * Return: 0, -EIO if the snapshot is corrupted or the chunk failed, -EINVAL
  * for a sector out of the device, or -EINTR if the task was killed.
@@ -1191,8 +1196,9 @@ int diff_area_image_read_begin(struct diff_area *diff_area, sector_t sector,
 	 * the buffer under its lock: the copy would cost the submitter's CPU
 	 * and hold up every other read of the chunk meanwhile. A write through
 	 * the image that dirties the chunk stores it again only after this
-	 * tracked read (diff_area_cache_release()); the tracking above, under
-	 * tracked_reads_lock, orders that check after this test of the state.
+	 * tracked read (diff_area_cache_release()): the tracking above is
+	 * under tracked_reads_lock, which that check takes after DIRTY is set,
+	 * so either the check sees this read or this test sees DIRTY.
 	 */
 	if (chunk && recorded &&
 	    !chunk_state_check(chunk, CHUNK_ST_DIRTY | CHUNK_ST_FAILED)) {
