@@ -841,6 +841,19 @@ fail_unlock_chunk:
 	return ret;
 }
 
+/*
+ * A read tracked without a chunk's lock covers a run of chunks within one
+ * group of TRACKED_READ_GROUP, which is its key in &diff_area.tracked_reads,
+ * so that a lookup of one chunk finds the runs that cover it in one bucket.
+ */
+#define TRACKED_READ_GROUP_SHIFT 4
+#define TRACKED_READ_GROUP (1UL << TRACKED_READ_GROUP_SHIFT)
+
+static inline unsigned long tracked_read_key(unsigned long number)
+{
+	return number >> TRACKED_READ_GROUP_SHIFT;
+}
+
 static bool diff_area_read_is_tracked(struct diff_area *diff_area,
 				      unsigned long number)
 {
@@ -850,8 +863,8 @@ static bool diff_area_read_is_tracked(struct diff_area *diff_area,
 
 	spin_lock_irqsave(&diff_area->tracked_reads_lock, flags);
 	hash_for_each_possible(diff_area->tracked_reads, rd, tracked_link,
-			       number) {
-		if (rd->number == number) {
+			       tracked_read_key(number)) {
+		if (number - rd->number < rd->count) {
 			tracked = true;
 			break;
 		}
@@ -1133,6 +1146,80 @@ static void diff_area_untrack_read(struct diff_area *diff_area,
 		wake_up_all(&diff_area->tracked_reads_wq);
 }
 
+/*
+ * Is chunk @number, looked up after it was tracked, where a tracked read of
+ * the chunks before it may go on: still on the original device when they
+ * are (@recorded false), or stored clean at @place when they are?
+ */
+static bool diff_area_read_may_span(struct diff_area *diff_area,
+				    unsigned long number, bool recorded,
+				    u64 place)
+{
+	struct chunk *chunk;
+	bool found_recorded = false;
+	u64 found_place = 0;
+	bool clean = true;
+
+	chunk = diff_area_find_chunk(diff_area, number, &found_recorded,
+				     &found_place);
+	if (chunk) {
+		/* In use: only a stored, clean one has its data in place. */
+		clean = found_recorded &&
+			!chunk_state_check(chunk,
+					   CHUNK_ST_DIRTY | CHUNK_ST_FAILED);
+		chunk_put(chunk);
+		if (!recorded)
+			return false;
+	}
+	if (found_recorded != recorded)
+		return false;
+	return !recorded || (clean && found_place == place);
+}
+
+/*
+ * Extends the tracked read @rd of chunk @rd->number over the chunks after
+ * it, within its group and the @wanted sectors after that chunk, while
+ * their data lies right after the first one's on the same device: chunks
+ * still on the original device after one still there, chunks stored one
+ * after another after a stored one at @place. The image's bio then reaches
+ * that device as one request where dm-snapshot sends one per chunk. Each
+ * chunk is tracked before it is looked up, as the first one is, so that a
+ * copy or a new store of it that the lookup missed waits for the read.
+ *
+ * Return: the sectors added to the read.
+ */
+static sector_t diff_area_span_read(struct diff_area *diff_area,
+				    struct diff_area_read *rd, bool recorded,
+				    u64 place, sector_t wanted)
+{
+	sector_t chunk_sectors = diff_area_chunk_sectors(diff_area);
+	unsigned long last = min(diff_area->chunk_count,
+				 round_up(rd->number + 1, TRACKED_READ_GROUP));
+	unsigned long number = rd->number + 1;
+	sector_t added = 0;
+
+	for (; number < last && added < wanted; number++) {
+		sector_t first = (sector_t)number * chunk_sectors;
+
+		spin_lock_irq(&diff_area->tracked_reads_lock);
+		rd->count++;
+		spin_unlock_irq(&diff_area->tracked_reads_lock);
+
+		place += chunk_sectors;
+		if (!diff_area_read_may_span(diff_area, number, recorded,
+					     place)) {
+			spin_lock_irq(&diff_area->tracked_reads_lock);
+			rd->count--;
+			spin_unlock_irq(&diff_area->tracked_reads_lock);
+			if (wq_has_sleeper(&diff_area->tracked_reads_wq))
+				wake_up_all(&diff_area->tracked_reads_wq);
+			break;
+		}
+		added += min(chunk_sectors, diff_area->capacity - first);
+	}
+	return added;
+}
+
 /**
  * diff_area_image_read_begin() - Tells where the snapshot's data for a sector
  *	of the image is, and keeps it there until diff_area_image_read_end().
@@ -1140,12 +1227,16 @@ static void diff_area_untrack_read(struct diff_area *diff_area,
  *	The diff area of the image.
  * @sector:
  *	The sector of the image.
+ * @wanted:
+ *	The sectors the caller would read from @sector.
  * @rd:
  *	Receives the chunk, locked, or the tracking of the read when the chunk
  *	has no descriptor or is read from its record.
  * @from:
  *	Receives the device and the sector on it that hold the data of
- *	@sector, and the number of sectors left in the chunk from there.
+ *	@sector, and the number of sectors that may be read there: those
+ *	left in the chunk, or more, up to @wanted, when the next chunks'
+ *	data follows on the same device (diff_area_span_read()).
  *	&diff_region.bdev is NULL when the data is in the chunk's buffer:
  *	then @rd->chunk is out of the cache, ready for diff_area_image_io().
  *
@@ -1162,7 +1253,7 @@ static void diff_area_untrack_read(struct diff_area *diff_area,
  * for a sector out of the device, or -EINTR if the task was killed.
  */
 int diff_area_image_read_begin(struct diff_area *diff_area, sector_t sector,
-			       struct diff_area_read *rd,
+			       sector_t wanted, struct diff_area_read *rd,
 			       struct diff_region *from)
 {
 	unsigned long number = chunk_number(diff_area, sector);
@@ -1170,7 +1261,7 @@ int diff_area_image_read_begin(struct diff_area *diff_area, sector_t sector,
 	sector_t offset = sector - (sector_t)number * chunk_sectors;
 	bool recorded = false;
 	struct chunk *chunk;
-	u64 place;
+	u64 place = 0;
 	int ret;
 
 	if (diff_area_is_corrupted(diff_area))
@@ -1179,6 +1270,7 @@ int diff_area_image_read_begin(struct diff_area *diff_area, sector_t sector,
 		return -EINVAL;
 
 	rd->number = number;
+	rd->count = 1;
 	rd->chunk = NULL;
 	/*
 	 * Tracked before the lookup: a copy that allocates the chunk after it,
@@ -1186,7 +1278,8 @@ int diff_area_image_read_begin(struct diff_area *diff_area, sector_t sector,
 	 * wait for this read (diff_area_wait_tracked_reads()).
 	 */
 	spin_lock_irq(&diff_area->tracked_reads_lock);
-	hash_add(diff_area->tracked_reads, &rd->tracked_link, number);
+	hash_add(diff_area->tracked_reads, &rd->tracked_link,
+		 tracked_read_key(number));
 	spin_unlock_irq(&diff_area->tracked_reads_lock);
 
 	chunk = diff_area_find_chunk(diff_area, number, &recorded, &place);
@@ -1231,6 +1324,10 @@ int diff_area_image_read_begin(struct diff_area *diff_area, sector_t sector,
 	if (!chunk) {
 		from->count = min(chunk_sectors,
 				  diff_area->capacity - sector + offset) - offset;
+		if (wanted > from->count)
+			from->count += diff_area_span_read(diff_area, rd,
+							   recorded, place,
+							   wanted - from->count);
 		if (recorded) {
 			from->sector += offset;
 		} else {

@@ -53,8 +53,8 @@ struct diff_region;
  * @tracked_reads_lock:
  *	Protects @tracked_reads.
  * @tracked_reads:
- *	Reads of the image in flight to chunks that had no descriptor, hashed
- *	by chunk number (&struct diff_area_read).
+ *	Reads of the image in flight without a chunk's lock (&struct
+ *	diff_area_read), hashed by their group of TRACKED_READ_GROUP chunks.
  * @tracked_reads_wq:
  *	Copy-on-write waits here for tracked reads of its chunks to complete.
  * @caches_lock:
@@ -217,25 +217,29 @@ blk_status_t diff_area_image_io(struct diff_area_image_ctx *io_ctx,
 
 /**
  * struct diff_area_read - A read of the image sent straight to where the data
- *	of one chunk is.
+ *	of one chunk, or of a run of chunks, is.
  * @chunk:
- *	The chunk, locked until the read completes, or NULL when the chunk has
- *	no descriptor (it was never copied): then the read is in
- *	&diff_area.tracked_reads instead, and copy-on-write of the chunk waits
- *	for it all the same.
+ *	The chunk, locked until the read completes, or NULL when the read is
+ *	in &diff_area.tracked_reads instead (chunks without a descriptor, or
+ *	read from their records): copy-on-write of a chunk, and storing a
+ *	recorded chunk again, wait for a tracked read of it all the same.
  * @number:
- *	The number of the chunk.
+ *	The number of the first chunk.
+ * @count:
+ *	The number of chunks read, from @number; changed under
+ *	&diff_area.tracked_reads_lock.
  * @tracked_link:
  *	The link in &diff_area.tracked_reads.
  */
 struct diff_area_read {
 	struct chunk *chunk;
 	unsigned long number;
+	unsigned long count;
 	struct hlist_node tracked_link;
 };
 
 int diff_area_image_read_begin(struct diff_area *diff_area, sector_t sector,
-			       struct diff_area_read *rd,
+			       sector_t wanted, struct diff_area_read *rd,
 			       struct diff_region *from);
 int diff_area_image_read_load(struct diff_area *diff_area, struct chunk *chunk);
 void diff_area_image_read_end(struct diff_area *diff_area,

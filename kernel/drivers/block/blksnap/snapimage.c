@@ -21,12 +21,12 @@ static unsigned int _major;
 static DEFINE_IDA(snapimage_devt_ida);
 
 /**
- * struct image_read - A read of one chunk of the image, sent to the device
- *	that holds the chunk's data.
+ * struct image_read - A read of one chunk of the image, or of a run of
+ *	chunks, sent to the device that holds their data.
  * @snapimage:
  *	The image.
  * @area_read:
- *	Keeps copy-on-write of the chunk waiting until the read completes.
+ *	Keeps copy-on-write of the chunks waiting until the read completes.
  * @bio:
  *	The image's bio that the read is a part of.
  * @clone:
@@ -70,8 +70,8 @@ static void image_read_endio(struct bio *clone)
 }
 
 /*
- * Sends the first @len bytes of @bio, within one chunk, to where the chunk's
- * data is, the way a device-mapper target remaps a bio.
+ * Sends the first @len bytes of @bio to where their data is, the way a
+ * device-mapper target remaps a bio.
  */
 static void image_read_remap(struct snapimage *snapimage, struct bio *bio,
 			     unsigned int len, struct image_read *rd,
@@ -127,7 +127,9 @@ static blk_status_t image_read_buffer(struct diff_area *diff_area,
  * Serves the part of @bio that lies in its first chunk: from the chunk's
  * buffer if it has one, otherwise by a read sent straight to the original
  * device (chunk never copied) or to the difference storage (chunk stored),
- * which completes on its own. Sets @len to the bytes served.
+ * which completes on its own. Such a read also takes in the chunks after
+ * the first whose data follows on the same device. Sets @len to the bytes
+ * served.
  */
 static blk_status_t image_read_chunk(struct snapimage *snapimage,
 				     struct bio *bio, unsigned int *len)
@@ -149,7 +151,8 @@ static blk_status_t image_read_chunk(struct snapimage *snapimage,
 	rd = container_of(clone, struct image_read, clone);
 
 	ret = diff_area_image_read_begin(diff_area, bio->bi_iter.bi_sector,
-					 &rd->area_read, &from);
+					 bio_sectors(bio), &rd->area_read,
+					 &from);
 	if (unlikely(ret)) {
 		bio_put(clone);
 		return BLK_STS_IOERR;
@@ -181,9 +184,9 @@ static blk_status_t image_read_chunk(struct snapimage *snapimage,
 
 /*
  * Reads are served in the submitter's context, without the worker's
- * hand-off, one chunk per call: the read sent for a chunk waits on
- * current->bio_list until this returns, so nothing here may wait for a
- * second chunk while it holds the first. The rest of the bio is submitted
+ * hand-off, one chunk (or run of chunks) per call: the read sent for it
+ * waits on current->bio_list until this returns, so nothing here may wait
+ * for a second chunk while it holds the first. The rest of the bio is submitted
  * again and comes back once that read is on its way.
  */
 static void image_read(struct snapimage *snapimage, struct bio *bio)
