@@ -172,7 +172,8 @@ diff_area_get_chunk_from_cache_and_write_lock(struct diff_area *diff_area)
 }
 
 static int diff_area_wait_tracked_reads(struct diff_area *diff_area,
-					unsigned long number, bool is_nowait);
+					unsigned long number, bool of_storage,
+					bool is_nowait);
 
 static void diff_area_cache_release(struct diff_area *diff_area)
 {
@@ -203,7 +204,7 @@ static void diff_area_cache_release(struct diff_area *diff_area)
 			if (chunk_state_check(chunk, CHUNK_ST_RECORDED))
 				diff_area_wait_tracked_reads(diff_area,
 							     chunk->number,
-							     false);
+							     true, false);
 			ret = chunk_schedule_storing(chunk, false);
 			if (ret)
 				chunk_store_failed(chunk, ret);
@@ -847,7 +848,7 @@ fail_unlock_chunk:
  * so that a lookup of one chunk finds the runs that cover it in one bucket.
  */
 #define TRACKED_READ_GROUP_SHIFT 4
-#define TRACKED_READ_GROUP (1UL << TRACKED_READ_GROUP_SHIFT)
+#define TRACKED_READ_GROUP BIT(TRACKED_READ_GROUP_SHIFT)
 
 static inline unsigned long tracked_read_key(unsigned long number)
 {
@@ -855,7 +856,7 @@ static inline unsigned long tracked_read_key(unsigned long number)
 }
 
 static bool diff_area_read_is_tracked(struct diff_area *diff_area,
-				      unsigned long number)
+				      unsigned long number, bool of_storage)
 {
 	struct diff_area_read *rd;
 	unsigned long flags;
@@ -864,7 +865,8 @@ static bool diff_area_read_is_tracked(struct diff_area *diff_area,
 	spin_lock_irqsave(&diff_area->tracked_reads_lock, flags);
 	hash_for_each_possible(diff_area->tracked_reads, rd, tracked_link,
 			       tracked_read_key(number)) {
-		if (number - rd->number < rd->count) {
+		if (number - rd->number < rd->count &&
+		    (rd->on_orig || of_storage)) {
 			tracked = true;
 			break;
 		}
@@ -880,18 +882,21 @@ static bool diff_area_read_is_tracked(struct diff_area *diff_area,
  * about to overwrite the chunk must wait until that read is done. A read
  * that starts later finds the chunk, allocated by the copy, and locks it.
  * An image read of a recorded chunk went to its place on the storage, also
- * without the lock: storing the chunk again waits for it here as well.
+ * without the lock: storing the chunk again waits for it here as well
+ * (@of_storage), but a write to the original device does not, since it
+ * cannot change what that read sees.
  */
 static int diff_area_wait_tracked_reads(struct diff_area *diff_area,
-					unsigned long number, bool is_nowait)
+					unsigned long number, bool of_storage,
+					bool is_nowait)
 {
-	if (!diff_area_read_is_tracked(diff_area, number))
+	if (!diff_area_read_is_tracked(diff_area, number, of_storage))
 		return 0;
 	if (is_nowait)
 		return -EAGAIN;
 	/* Not killable, as the chunk locks of diff_area_copy(). */
 	wait_event(diff_area->tracked_reads_wq,
-		   !diff_area_read_is_tracked(diff_area, number));
+		   !diff_area_read_is_tracked(diff_area, number, of_storage));
 	return 0;
 }
 
@@ -934,7 +939,7 @@ int diff_area_wait(struct diff_area *diff_area, sector_t sector, sector_t count,
 			}
 		}
 
-		ret = diff_area_wait_tracked_reads(diff_area, number,
+		ret = diff_area_wait_tracked_reads(diff_area, number, false,
 						   is_nowait);
 		if (ret)
 			break;
@@ -1173,7 +1178,14 @@ static bool diff_area_read_may_span(struct diff_area *diff_area,
 	}
 	if (found_recorded != recorded)
 		return false;
-	return !recorded || (clean && found_place == place);
+	/*
+	 * On the device of the chunk before, which ends at @place - 1: a
+	 * sector that carried into the device index would not be.
+	 */
+	return !recorded ||
+	       (clean && found_place == place &&
+		found_place >> STORAGE_PLACE_SECTOR_BITS ==
+		(place - 1) >> STORAGE_PLACE_SECTOR_BITS);
 }
 
 /*
@@ -1271,6 +1283,7 @@ int diff_area_image_read_begin(struct diff_area *diff_area, sector_t sector,
 
 	rd->number = number;
 	rd->count = 1;
+	rd->on_orig = true;
 	rd->chunk = NULL;
 	/*
 	 * Tracked before the lookup: a copy that allocates the chunk after it,
@@ -1322,6 +1335,17 @@ int diff_area_image_read_begin(struct diff_area *diff_area, sector_t sector,
 	}
 
 	if (!chunk) {
+		/*
+		 * Not before the lookup: until it, copy-on-write of the chunk
+		 * may still be about to change the original under this read.
+		 */
+		if (recorded) {
+			spin_lock_irq(&diff_area->tracked_reads_lock);
+			rd->on_orig = false;
+			spin_unlock_irq(&diff_area->tracked_reads_lock);
+			if (wq_has_sleeper(&diff_area->tracked_reads_wq))
+				wake_up_all(&diff_area->tracked_reads_wq);
+		}
 		from->count = min(chunk_sectors,
 				  diff_area->capacity - sector + offset) - offset;
 		if (wanted > from->count)

@@ -227,7 +227,11 @@ blk_status_t diff_area_image_io(struct diff_area_image_ctx *io_ctx,
  *	The number of the first chunk.
  * @count:
  *	The number of chunks read, from @number; changed under
- *	&diff_area.tracked_reads_lock.
+ *	&diff_area.tracked_reads_lock, as @on_orig is.
+ * @on_orig:
+ *	The read goes to the original device, or may still: copy-on-write of
+ *	its chunks waits for it. A read of the difference storage holds back
+ *	only a new store of its chunks.
  * @tracked_link:
  *	The link in &diff_area.tracked_reads.
  */
@@ -235,6 +239,7 @@ struct diff_area_read {
 	struct chunk *chunk;
 	unsigned long number;
 	unsigned long count;
+	bool on_orig;
 	struct hlist_node tracked_link;
 };
 

@@ -449,8 +449,9 @@ struct snapimage *snapimage_create(struct diff_area *diff_area,
 	blk_queue_physical_block_size(disk->queue,
 				      bdev_physical_block_size(orig_bdev));
 	/*
-	 * A read smaller than a chunk still reads the whole chunk from the
-	 * storage; add_disk() sizes the read-ahead from io_opt (twice it).
+	 * A read of whole chunks goes out as one request per chunk, or per
+	 * run of chunks whose data lies together (diff_area_span_read());
+	 * add_disk() sizes the read-ahead from io_opt (twice it).
 	 */
 	blk_queue_io_opt(disk->queue,
 			 diff_area_chunk_sectors(diff_area) << SECTOR_SHIFT);

@@ -1,0 +1,55 @@
+# A write to the original device does not wait for image reads that go to
+# the difference storage: they cannot see the original change. Only an
+# image read of the original device itself holds such a write back (see
+# image-reads-race-origin-writes). Here the storage is a dm-delay device
+# whose reads take 1.5 s; while a 1 MiB image read of four stored chunks is
+# in flight there, a 4 KiB write to the first of those chunks on the
+# original device must complete well before the read does, and the read
+# must still return the data of the take.
+# Failed on ab7156e: the write waited for the read (copy-on-write waited
+# for every tracked read of its chunk, wherever the read went).
+# timeout: 180
+. /tests/common.sh
+
+orig=/dev/vdb
+# ms: milliseconds since boot (to 10 ms).
+ms() {
+	awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime
+}
+
+unload_module
+load_module
+dm_create slow "0 $(sectors /dev/vdd) delay /dev/vdd 0 1500 /dev/vdd 0 0"
+write_random $orig 0 4 1
+dd if=$orig of=/tmp/take bs=1M count=4 status=none
+id=$(bsok create "$(devnum $orig)")
+bsok append "$id" "$(devno /dev/mapper/slow)" 0:409600 > /dev/null
+bsok take "$id" > /dev/null
+img=$(image_of "$id" $orig)
+# Every chunk of the first MiB copied to the storage (writes there are not
+# delayed).
+write_random $orig 0 1 2
+
+rm -f /tmp/read.done
+(
+	dd if="$img" bs=1M count=1 iflag=direct status=none > /tmp/read.out
+	echo $? > /tmp/read.done
+) &
+reader=$!
+sleep 0.3
+[ -e /tmp/read.done ] && fail "the image read ended before the write: the storage is not slow"
+t0=$(ms)
+dd if=/dev/zero of=$orig bs=4k count=1 oflag=direct conv=notrunc status=none ||
+	fail "the write to $orig failed"
+took=$(($(ms) - t0))
+wait $reader
+note "a write to a chunk being read from the storage took $took ms"
+[ "$(cat /tmp/read.done)" = 0 ] || fail "the image read failed"
+cmp -s -n 1048576 /tmp/read.out /tmp/take ||
+	fail "the image read did not return the data of the take"
+[ "$took" -lt 700 ] ||
+	fail "a write to $orig waited $took ms for an image read of the storage (its delay is 1500 ms)"
+dmesg | grep -q "corrupted" && fail "the snapshot was marked corrupted"
+bsok destroy "$id" > /dev/null
+run dmsetup remove --noudevsync slow
+exit 0
