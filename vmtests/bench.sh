@@ -2,7 +2,7 @@
 # Measures, on the harness disks and with fio as the load, what a held
 # snapshot costs: blksnap (storage on another disk / on the origin's own
 # filesystem) against no snapshot and against dm-snapshot (transient,
-# same chunk size, same storage disk). Prints nothing to judge: every raw
+# same chunk size; same storage disk but for the read section). Prints nothing to judge: every raw
 # figure goes to the host on the "results" virtio port, one a line:
 #   BENCH key value        a number (seconds, KiB, counts)
 #   FIO key {json}         fio's --output-format=json, on one line
@@ -10,13 +10,14 @@
 #   LOG text               progress;  ERROR section text: a section failed
 # vmtests/bench-report.py turns them into the table, JSON and chart.
 #
-# Disks (sparse; made by vmtests/bench-run.sh): vda 1G spare, vdb 2G
+# Disks (sparse; made by vmtests/bench-run.sh): vda 1G (another disk for
+# the write section, blksnap's storage file system in the read one), vdb 2G
 # origin, vdc 4G storage, vdd (64G or 15% of the largest scale origin)
 # storage of the scale section (zero writes become holes), vde.. the scale origins (bench.scale sizes).
 # Parameters on the kernel command line (defaults in brackets):
 #   bench.sections=write,read,scale,growth   bench.region=MiB [128]
 #   bench.reps=N [1]   bench.rewrite_ios=N [2048]   bench.scale=GiB,.. [16]
-#   bench.read_loops=N passes of each direct read [4]
+#   bench.read_loops=N passes of each read [4]
 #   bench.change=PCT,.. [1,10]   bench.change_cap=GiB of copy-on-write
 #   per step [4]   bench.lat_rounds=N [3]   bench.bursts=MiB,.. [128,256,512]
 #   bench.thresholds=MiB,.. [1,64]
@@ -278,62 +279,90 @@ section_write() {
 # --- image read speed ------------------------------------------------------------
 # Raw vdb: region U (first REGION MiB) is never written after the take,
 # region C (the next REGION MiB) is overwritten in full (every chunk
-# copied). Then sequential 1 MiB reads of both regions, O_DIRECT and
-# buffered (readahead), of the origin and of the snapshot's device.
-# A direct read goes over its region READ_LOOPS times: one pass of 256 MiB
+# copied). Both snapshots are held at once: blksnap's of vdb with its
+# storage file on xfs on vda, and dm-snapshot's (same chunk size, COW on
+# vdc) through a snapshot-origin of vdb; region C is overwritten through
+# that origin, so both copy the same chunks and read back the same data.
+# Then sequential 1 MiB reads of both regions, O_DIRECT and buffered
+# (readahead), of the origin, blksnap's image and dm's snapshot device,
+# back to back for each figure, the order of the two snapshots swapped
+# from one figure to the next: the host's speed drifts by +-20% over
+# minutes, which made a blksnap phase followed by a dm phase differ by
+# that much. All three devices get the image's read-ahead (blksnap sets
+# io_opt to its chunk, so its default is twice the chunk, dm's 128 KiB),
+# so that buffered reads compare the drivers, not their defaults.
+# What still differs: blksnap's changed data is read from a file on xfs,
+# whose extents need not start on a chunk boundary, dm's from its own
+# chunk-aligned COW disk; dm's reads of unchanged data pass blksnap's
+# filter on vdb (a lookup that finds no snapshot bio to copy). The
+# storage file takes REGION + 64 MiB of the 1 GiB vda: bench.region
+# up to 900.
+# Each read goes over its region READ_LOOPS times: one pass of 256 MiB
 # lasts about 0.2 s under TCG, too short to rise above the host's noise.
-# A buffered one reads its region once, since a second pass would be
-# served from the page cache.
-read_all() {
-	local src=$1 dev=$2 rep=$3 mode direct loops
+# fio drops the device's page cache before every pass (invalidate=1, its
+# default), so a buffered pass reads the device again, as the first did.
+read_one() { # NAME DEV DATA MODE REP
+	local direct=0 offset=0
+	[ "$4" = direct ] && direct=1
+	[ "$3" = changed ] && offset=$REGION
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
-	for mode in direct buffered; do
-		direct=0 loops=1
-		[ $mode = direct ] && direct=1 loops=$READ_LOOPS
-		fio_run "read.$src.unchanged.$mode.r$rep" --filename="$dev" --rw=read --bs=1M \
-			--offset=0 --size=${REGION}M --direct=$direct --loops=$loops
-		fio_run "read.$src.changed.$mode.r$rep" --filename="$dev" --rw=read --bs=1M \
-			--offset=${REGION}M --size=${REGION}M --direct=$direct --loops=$loops
-	done
+	fio_run "read.$1.$3.$4.r$5" --filename="$2" --rw=read --bs=1M \
+		--offset=${offset}M --size=${REGION}M --direct=$direct \
+		--loops=$READ_LOOPS --invalidate=1
 }
 
-# read_reps ORIGIN_NAME ORIGIN SNAP_NAME SNAP: origin and snapshot
-# alternately, REPS times.
+# read_reps IMAGE: REPS repetitions of every figure.
 read_reps() {
-	local rep=1
+	local rep=1 mode data fig=0
 	while [ $rep -le "$REPS" ]; do
-		read_all "$1" "$2" $rep
-		read_all "$3" "$4" $rep
+		for mode in direct buffered; do
+			for data in unchanged changed; do
+				read_one origin $ORIG $data $mode $rep
+				fig=$((fig + 1))
+				if [ $((fig % 2)) = 1 ]; then
+					read_one blksnap_image "$1" $data $mode $rep
+					read_one dm_snap /dev/mapper/bs $data $mode $rep
+				else
+					read_one dm_snap /dev/mapper/bs $data $mode $rep
+					read_one blksnap_image "$1" $data $mode $rep
+				fi
+			done
+		done
 		rep=$((rep + 1))
 	done
 }
 
 section_read() {
-	local id img
+	local id img ra orig_ra
 	load_module
 	fio_run read.fill --filename=$ORIG --rw=write --bs=1M --size=$((2 * REGION))M
-	mkfs_of xfs $STOR
-	mkdir -p /mnt/st && run mount $STOR /mnt/st
+	mkfs_of xfs /dev/vda
+	mkdir -p /mnt/st && run mount /dev/vda /mnt/st
 
-	progress "image read: blksnap"
+	progress "image read: blksnap and dm-snapshot, alternately"
 	id=$(blksnap-storage create $ORIG) || fail "create failed"
 	run blksnap-storage add --snapshot "$id" /mnt/st/diff $((REGION + 64))M > /dev/null
 	run blksnap-storage take "$id" > /dev/null
 	img=$(blksnap-storage images "$id" | awk '{ print $2 }')
 	[ -b "$img" ] || fail "no image for $ORIG: '$img'"
-	fio_run read.blksnap.overwrite --filename=$ORIG --rw=write --bs=1M --offset=${REGION}M --size=${REGION}M
-	read_reps blksnap_origin $ORIG blksnap_image "$img"
+	dm_create bo "0 $(sectors $ORIG) snapshot-origin $ORIG"
+	dm_take bo $ORIG $STOR $((CHUNK / 512))
+	fio_run read.overwrite --filename=/dev/mapper/bo --rw=write --bs=1M --offset=${REGION}M --size=${REGION}M
+	cmp -s -n $((2 * REGION * 1048576)) "$img" /dev/mapper/bs ||
+		fail "blksnap's image and dm's snapshot do not read the same"
+	ra=$(blockdev --getra "$img")
+	orig_ra=$(blockdev --getra $ORIG)
+	info read.read_ahead_default "origin $orig_ra image $ra dm $(blockdev --getra /dev/mapper/bs) (sectors)"
+	run blockdev --setra "$ra" $ORIG
+	run blockdev --setra "$ra" /dev/mapper/bs
+	info read.read_ahead_sectors "$ra"
+	read_reps "$img"
+	run blockdev --setra "$orig_ra" $ORIG
+	dm_remove bs bo
 	run blksnap-storage destroy "$id" > /dev/null
 	rm -f /mnt/st/diff
 	run umount /mnt/st
-
-	progress "image read: dm-snapshot"
-	dm_create bo "0 $(sectors $ORIG) snapshot-origin $ORIG"
-	dm_take bo $ORIG $STOR $((CHUNK / 512))
-	fio_run read.dm.overwrite --filename=/dev/mapper/bo --rw=write --bs=1M --offset=${REGION}M --size=${REGION}M
-	read_reps dm_origin /dev/mapper/bo dm_snap /dev/mapper/bs
-	dm_remove bs bo
 }
 
 # --- scale: memory and take time on big sparse origins ------------------------
