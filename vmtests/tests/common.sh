@@ -176,6 +176,10 @@ guest_cleanup() {
 	rmmod blksnap 2>/dev/null
 	# A stock-kernel test's other IPMODIFY user would fail every later create.
 	rmmod ipmodify_holder 2>/dev/null
+	# Queue settings a failed test left would change the next one's timing.
+	for f in /sys/block/vd*/queue/nomerges; do
+		echo 0 > "$f"
+	done
 	dmesg -c > /dev/null
 	sync
 }

@@ -3,15 +3,16 @@
 # image read of the original device itself holds such a write back (see
 # image-reads-race-origin-writes). Here the storage is a dm-delay device
 # whose reads take 1.5 s; while a 1 MiB image read of four stored chunks is
-# in flight there, a 4 KiB write to the first of those chunks on the
-# original device must complete well before the read does, and the read
-# must still return the data of the take.
-# Failed on ab7156e: the write waited for the read (copy-on-write waited
-# for every tracked read of its chunk, wherever the read went).
+# in flight there (seen in its inflight count), a 4 KiB write to the first
+# of those chunks on the original device must take less than half that,
+# and the read must still return the data of the take.
+# Failed on ab7156e (the write took 1250 ms): copy-on-write waited for
+# every tracked read of its chunk, wherever the read went.
 # timeout: 180
 . /tests/common.sh
 
 orig=/dev/vdb
+delay=$((1500 * ${TSCALE:-1}))	# ms, the storage's reads
 # ms: milliseconds since boot (to 10 ms).
 ms() {
 	awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime
@@ -19,7 +20,7 @@ ms() {
 
 unload_module
 load_module
-dm_create slow "0 $(sectors /dev/vdd) delay /dev/vdd 0 1500 /dev/vdd 0 0"
+dm_create slow "0 $(sectors /dev/vdd) delay /dev/vdd 0 $delay /dev/vdd 0 0"
 write_random $orig 0 4 1
 dd if=$orig of=/tmp/take bs=1M count=4 status=none
 id=$(bsok create "$(devnum $orig)")
@@ -36,8 +37,15 @@ rm -f /tmp/read.done
 	echo $? > /tmp/read.done
 ) &
 reader=$!
-sleep 0.3
-[ -e /tmp/read.done ] && fail "the image read ended before the write: the storage is not slow"
+# The write is timed only once the read waits in the slow device.
+inflight=/sys/dev/block/$(devno /dev/mapper/slow)/inflight
+n=0
+until [ "$(awk '{ print $1 }' "$inflight")" -gt 0 ]; do
+	[ -e /tmp/read.done ] && fail "test setup: the image read ended before it was seen in /dev/mapper/slow"
+	n=$((n + 1))
+	[ $n -lt 200 ] || fail "test setup: no image read reached /dev/mapper/slow in 10 s"
+	sleep 0.05
+done
 t0=$(ms)
 dd if=/dev/zero of=$orig bs=4k count=1 oflag=direct conv=notrunc status=none ||
 	fail "the write to $orig failed"
@@ -47,8 +55,8 @@ note "a write to a chunk being read from the storage took $took ms"
 [ "$(cat /tmp/read.done)" = 0 ] || fail "the image read failed"
 cmp -s -n 1048576 /tmp/read.out /tmp/take ||
 	fail "the image read did not return the data of the take"
-[ "$took" -lt 700 ] ||
-	fail "a write to $orig waited $took ms for an image read of the storage (its delay is 1500 ms)"
+[ "$took" -lt $((delay / 2)) ] ||
+	fail "a write to $orig waited $took ms for an image read of the storage (its delay is $delay ms)"
 dmesg | grep -q "corrupted" && fail "the snapshot was marked corrupted"
 bsok destroy "$id" > /dev/null
 run dmsetup remove --noudevsync slow

@@ -1194,9 +1194,10 @@ static bool diff_area_read_may_span(struct diff_area *diff_area,
  * their data lies right after the first one's on the same device: chunks
  * still on the original device after one still there, chunks stored one
  * after another after a stored one at @place. The image's bio then reaches
- * that device as one request where dm-snapshot sends one per chunk. Each
+ * that device as one bio where dm-snapshot sends one per chunk. Each
  * chunk is tracked before it is looked up, as the first one is, so that a
- * copy or a new store of it that the lookup missed waits for the read.
+ * copy of it, or its storing again, that the lookup missed waits for the
+ * read.
  *
  * Return: the sectors added to the read.
  */

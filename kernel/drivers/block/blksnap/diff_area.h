@@ -221,8 +221,9 @@ blk_status_t diff_area_image_io(struct diff_area_image_ctx *io_ctx,
  * @chunk:
  *	The chunk, locked until the read completes, or NULL when the read is
  *	in &diff_area.tracked_reads instead (chunks without a descriptor, or
- *	read from their records): copy-on-write of a chunk, and storing a
- *	recorded chunk again, wait for a tracked read of it all the same.
+ *	read from their records): storing a recorded chunk again waits for a
+ *	tracked read of it, and copy-on-write of a chunk does too while
+ *	@on_orig is set.
  * @number:
  *	The number of the first chunk.
  * @count:
@@ -231,7 +232,7 @@ blk_status_t diff_area_image_io(struct diff_area_image_ctx *io_ctx,
  * @on_orig:
  *	The read goes to the original device, or may still: copy-on-write of
  *	its chunks waits for it. A read of the difference storage holds back
- *	only a new store of its chunks.
+ *	only the storing again of its chunks.
  * @tracked_link:
  *	The link in &diff_area.tracked_reads.
  */
