@@ -286,7 +286,7 @@ section_write() {
 # Then sequential 1 MiB reads of both regions, O_DIRECT and buffered
 # (readahead), of the origin, blksnap's image and dm's snapshot device,
 # back to back for each figure, the order of the two snapshots swapped
-# from one figure to the next: the host's speed drifts by +-20% over
+# from one figure to the next and from one repetition to the next: the host's speed drifts by +-20% over
 # minutes, which made a blksnap phase followed by a dm phase differ by
 # that much. All three devices get the image's read-ahead (blksnap sets
 # io_opt to its chunk, so its default is twice the chunk, dm's 128 KiB),
@@ -296,7 +296,7 @@ section_write() {
 # chunk-aligned COW disk; dm's reads of unchanged data pass blksnap's
 # filter on vdb (a lookup that finds no snapshot bio to copy). The
 # storage file takes REGION + 64 MiB of the 1 GiB vda: bench.region
-# up to 900.
+# up to 850.
 # Each read goes over its region READ_LOOPS times: one pass of 256 MiB
 # lasts about 0.2 s under TCG, too short to rise above the host's noise.
 # fio drops the device's page cache before every pass (invalidate=1, its
@@ -319,8 +319,10 @@ read_reps() {
 		for mode in direct buffered; do
 			for data in unchanged changed; do
 				read_one origin $ORIG $data $mode $rep
+				# Swapped from one figure to the next and, for
+				# each figure, from one repetition to the next.
 				fig=$((fig + 1))
-				if [ $((fig % 2)) = 1 ]; then
+				if [ $(((fig + rep) % 2)) = 1 ]; then
 					read_one blksnap_image "$1" $data $mode $rep
 					read_one dm_snap /dev/mapper/bs $data $mode $rep
 				else
