@@ -49,10 +49,10 @@ echo 3 > /proc/sys/vm/drop_caches
 
 echo 2 > /sys/block/vdb/queue/nomerges
 echo 2 > /sys/block/vdd/queue/nomerges
-n=$(requests vdb "$img" 0)
+n=$(requests vdb "$img" 0) || { echo "$n"; exit 1; }
 note "unchanged data: $n requests on the origin for 4 reads of 1 MiB"
 [ "$n" -le 8 ] || fail "4 reads of 1 MiB of unchanged chunks became $n requests on $orig, one per chunk"
-n=$(requests vdd "$img" $((mib / 2)))
+n=$(requests vdd "$img" $((mib / 2))) || { echo "$n"; exit 1; }
 note "changed data: $n requests on the storage for 4 reads of 1 MiB"
 [ "$n" -le 8 ] || fail "4 reads of 1 MiB of stored chunks became $n requests on the storage disk, one per chunk"
 echo 0 > /sys/block/vdb/queue/nomerges
