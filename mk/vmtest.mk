@@ -6,7 +6,7 @@ VM_PKGS     := qemu-system-x86 busybox-static e2fsprogs xfsprogs fio dmsetup \
 VM_OUT      ?= $(BUILD)/vm$(if $(filter 1,$(DEBUG)),-debug)
 BSCTL       := $(BUILD)/bsctl
 INITRAMFS   := $(VM_OUT)/initramfs.cpio.gz
-VM_INPUTS   := $(wildcard vmtests/tests/*.sh) vmtests/guest/init \
+VM_INPUTS   := $(wildcard vmtests/tests/*.sh vmtests/harness/*.sh) vmtests/guest/init \
                vmtests/mkinitramfs.sh $(wildcard vmtests/demo.sh)
 
 .PHONY: vmtest vm-deps
@@ -35,6 +35,11 @@ endif
 
 vmtest: $(if $(filter 1,$(VM_SKIP_KERNEL)),,kernel) cli $(INITRAMFS) ## run the VM tests in QEMU (TESTS="a b" to pick, DEBUG=1 for the debug kernel)
 	@VM_TIMEOUT_SCALE=$(or $(VM_TIMEOUT_SCALE),1) VM_APPEND="$(VM_APPEND)" VM_JOBS=$(or $(VM_JOBS),1) vmtests/run.sh $(BZIMAGE) $(INITRAMFS) $(VM_OUT) $(TESTS)
+
+# The harness's own promises (a stuck guest, a full host file system).
+.PHONY: harness-test
+harness-test: $(if $(filter 1,$(VM_SKIP_KERNEL)),,kernel) cli $(INITRAMFS) ## check that the VM harness reports stuck guests and a full host disk within minutes
+	@scripts/harness-test.sh $(BZIMAGE) $(INITRAMFS) $(BUILD)/harness-test
 
 .PHONY: prove-seed-defects
 prove-seed-defects: $(if $(filter 1,$(VM_SKIP_KERNEL)),,kernel) cli $(BSCTL) | vm-deps ## show that each fixed seed defect makes its test fail

@@ -42,7 +42,7 @@ if [ -n "${VM_KMODS:-}" ]; then
 fi
 cp "$cli" "$root/usr/bin/blksnap-storage"
 cp "$bsctl" "$root/usr/bin/bsctl"
-cp "$here"/tests/*.sh "$root/tests/"
+cp "$here"/tests/*.sh "$here"/harness/*.sh "$root/tests/"
 [ -f "$here/demo.sh" ] && cp "$here/demo.sh" "$root/tests/demo.sh"
 [ -f "$here/bench.sh" ] && cp "$here/bench.sh" "$root/tests/bench.sh"
 echo "root:x:0:0:root:/root:/bin/sh" > "$root/etc/passwd"

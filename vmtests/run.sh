@@ -4,11 +4,16 @@
 # "N passed, N failed" line. Exit status 1 if any test failed.
 #
 # usage: run.sh BZIMAGE INITRAMFS OUTDIR [TEST...]
+# TEST names a script in tests/ or, for the harness's own tests
+# (scripts/harness-test.sh), in harness/.
 # A test with a "# reboot: NAME" line is followed by a hard power-off and
 # a second boot on the same disks that runs NAME.sh (see guest/init).
 # env:   VM_ACCEL=kvm to use KVM (TCG by default: KVM guests hang here),
 #        VM_MEM (MiB, default 2048), VM_CPUS (default 2),
-#        VM_JOBS (guests at once, default 1)
+#        VM_JOBS (guests at once, default 1),
+#        VM_STALL_GRACE (seconds, default 120, times VM_TIMEOUT_SCALE): how
+#        long past a test's timeout the host waits for its result before
+#        it ends a guest that stopped answering.
 set -uo pipefail
 
 bzimage=$1 initramfs=$2 outdir=$3
@@ -25,8 +30,15 @@ fi
 # A test with a "# reboot: NAME" line ends with the guest losing power;
 # the next boot keeps the disks and runs NAME first (a follow-up is never
 # run on its own).
+test_file() {
+	if [ -f "$here/tests/$1.sh" ] || [ ! -f "$here/harness/$1.sh" ]; then
+		echo "$here/tests/$1.sh"
+	else
+		echo "$here/harness/$1.sh"
+	fi
+}
 reboot_of() {
-	sed -n 's/^# reboot: *\([^ ]*\).*/\1/p' "$here/tests/$1.sh" | head -n 1
+	sed -n 's/^# reboot: *\([^ ]*\).*/\1/p' "$(test_file "$1")" | head -n 1
 }
 declare -A is_followup
 for f in "$here"/tests/*.sh; do
@@ -58,7 +70,7 @@ if [ "$jobs" -gt 1 ] && [ ${#tests[@]} -gt 1 ]; then
 		load[best]=$((load[best] + secs))
 		share[best]="${share[best]} $t"
 	done < <(for t in "${tests[@]}"; do
-			t_secs=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "$here/tests/$t.sh" | head -n 1)
+			t_secs=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "$(test_file "$t")" | head -n 1)
 			echo "${t_secs:-300} $t"
 		done | sort -k1,1nr -k2,2)
 	mkdir -p "$outdir"
@@ -66,7 +78,7 @@ if [ "$jobs" -gt 1 ] && [ ${#tests[@]} -gt 1 ]; then
 	for ((j = 0; j < jobs; j++)); do
 		echo "guest $((j + 1)) of $jobs:${share[j]}"
 		# shellcheck disable=SC2086 # the share is a list of test names
-		VM_JOBS=1 "$0" "$bzimage" "$initramfs" "$outdir/job$((j + 1))" ${share[j]} \
+		VM_JOBS=1 VM_GUESTS_SHARING_DISK=$jobs "$0" "$bzimage" "$initramfs" "$outdir/job$((j + 1))" ${share[j]} \
 			> "$outdir/job$((j + 1)).log" 2>&1 &
 		pids+=($!)
 	done
@@ -102,7 +114,7 @@ case "$tscale" in '' | *[!0-9]* | 0) echo "run.sh: VM_TIMEOUT_SCALE must be a po
 
 test_timeout() {
 	local t
-	t=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "$here/tests/$1.sh" | head -n 1)
+	t=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "$(test_file "$1")" | head -n 1)
 	echo $((${t:-300} * tscale))
 }
 
@@ -124,18 +136,61 @@ make_disks() {
 # that still takes WRITE_ZEROES, which dm-delay does not).
 # The 64 GiB disk takes discards for real (discard=unmap on the drive):
 # what a discard reaches reads back as zeros.
+# An I/O error on the host, a full host file system above all, reaches
+# the guest as an I/O error (werror/rerror=report): QEMU's default pauses
+# the guest on ENOSPC, and a paused guest answers nothing until the host
+# gives up on it.
 disk() {
+	local drive="-drive file=$outdir/disks/$1.img,if=none,id=disk-$1,format=raw,cache=unsafe,werror=report,rerror=report"
 	case "${2:-}" in
-	discard=* | throttling.*) echo "-drive file=$outdir/disks/$1.img,if=none,id=disk-$1,format=raw,cache=unsafe,$2"
+	discard=* | throttling.*) echo "$drive,$2"
 		   echo "-device virtio-blk-pci,drive=disk-$1" ;;
-	*) echo "-drive file=$outdir/disks/$1.img,if=none,id=disk-$1,format=raw,cache=unsafe"
+	*) echo "$drive"
 	   echo "-device virtio-blk-pci,drive=disk-$1${2:+,$2}" ;;
 	esac
 }
 
+# MiB free on the host file system that holds the guest's disks.
+host_free_mib() {
+	df -Pm "$outdir" 2>/dev/null | awk 'NR == 2 { print $4 }'
+}
+
+# watch_guest PID RESULTS: end the guest (PID) when a test ran past its
+# timeout and a grace without a result: a test stuck where SIGKILL does
+# not reach (uninterruptible sleep) stops the guest's init, and the
+# budget of a whole run is hours. Writes what it gave up on to
+# RESULTS.stall. Also bounds the boot and the gaps between tests.
+watch_guest() {
+	local pid=$1 res=$2 grace=$((${VM_STALL_GRACE:-120} * tscale))
+	local last='' line since=$SECONDS limit t
+	while kill -0 "$pid" 2>/dev/null; do
+		line=$(grep -aE '^(BOOTED|START|RESULT|REBOOT|DONE)( |$)' "$res" 2>/dev/null | tail -n 1)
+		if [ "$line" != "$last" ]; then
+			last=$line since=$SECONDS
+		fi
+		case "$last" in
+		"START "*)
+			t=${last#START }
+			limit=$(($(test_timeout "$t") + grace)) ;;
+		"") limit=$((120 * tscale)) ;;
+		*) limit=$grace ;;
+		esac
+		if [ $((SECONDS - since)) -gt "$limit" ]; then
+			case "$last" in
+			"START "*) echo "no result ${limit}s after the test started (its timeout is $(test_timeout "$t")s)" ;;
+			"") echo "not booted after ${limit}s" ;;
+			*) echo "nothing for ${limit}s after '$last'" ;;
+			esac > "$res.stall"
+			kill -KILL "$pid" 2>/dev/null
+			break
+		fi
+		sleep 2
+	done
+}
+
 # boot NAME TESTS...: one guest run; the results land in $outdir/NAME.*
 boot() {
-	local name=$1 budget=60 t accel append
+	local name=$1 budget=60 t accel append qpid
 	shift
 	# The kernel command line holds 2047 bytes on x86; a longer one is
 	# cut (the patched kernel) or keeps Debian's kernel from booting at
@@ -149,6 +204,7 @@ boot() {
 	for t in "$@"; do budget=$((budget + $(test_timeout "$t") + 30)); done
 	[ "$keep_disks" = 1 ] || make_disks
 	: > "$outdir/$name.results"
+	rm -f "$outdir/$name.results.stall"
 	accel=${VM_ACCEL:-tcg}
 	timeout -s KILL "$budget" qemu-system-x86_64 \
 		-accel "$accel" -m "${VM_MEM:-2048}" -smp "${VM_CPUS:-2}" \
@@ -162,8 +218,10 @@ boot() {
 		$(disk vdb) $(disk vdc) $(disk vdd) $(disk vde discard=unmap) \
 		$(disk 4kn logical_block_size=4096,physical_block_size=4096) \
 		$(disk slow throttling.bps-read=4194304) \
-		> "$outdir/$name.qemu" 2>&1
-	return $?
+		> "$outdir/$name.qemu" 2>&1 &
+	qpid=$!
+	watch_guest "$qpid" "$outdir/$name.results"
+	{ wait "$qpid"; } 2>/dev/null
 }
 
 # Kernel complaints printed on the console while TEST ran.
@@ -176,6 +234,7 @@ console_bad() {
 
 record() {
 	local t=$1 v=$2
+	[ "${v%% *}" = FAIL ] && [ -n "${host_full:-}" ] && v="$v; $host_full"
 	verdict[$t]=$v
 	if [ "$v" = PASS ]; then
 		echo "PASS $t"
@@ -189,6 +248,15 @@ record() {
 	fi
 }
 
+# Each guest's disks grow to about 4 GiB over the whole suite (vmtest
+# and vmtest-stock measured 3.7 GiB at most); VM_JOBS guests share the
+# host file system.
+free=$(host_free_mib)
+want=$((4096 * ${VM_GUESTS_SHARING_DISK:-1}))
+if [ -n "$free" ] && [ "$free" -lt "$want" ] && [ ${#tests[@]} -gt 1 ]; then
+	echo "run.sh: warning: $outdir has $free MiB free, the guests' disks may take $want MiB: tests may fail with I/O errors (free space, or set the output directory on a larger file system)"
+fi
+
 remaining=("${tests[@]}")
 run_no=0
 keep_disks=0
@@ -200,6 +268,13 @@ while [ ${#remaining[@]} -gt 0 ]; do
 	keep_disks=0
 	res=$outdir/$name.results
 	con=$outdir/$name.console
+	# The disks only grow during a run (files deleted in the guest stay
+	# written on the host): what is free now is the least it had.
+	host_full=
+	free=$(host_free_mib)
+	if [ -n "$free" ] && [ "$free" -lt 64 ]; then
+		host_full="the host file system under $outdir had $free MiB left after this guest, so its disk writes failed there (free space, or set the output directory on a larger file system)"
+	fi
 	current=
 	next=()
 	for t in "${remaining[@]}"; do
@@ -223,7 +298,9 @@ while [ ${#remaining[@]} -gt 0 ]; do
 	if [ -n "$current" ]; then
 		# The guest stopped while this test ran: it died or hung.
 		why=$(grep -aE 'Kernel panic|BUG:|Oops|general protection' "$con" | head -n 1 | sed 's/^\[[ 0-9.]*\] //')
-		if [ $qrc -eq 137 ]; then
+		if [ -s "$res.stall" ]; then
+			why="guest stopped answering: $(cat "$res.stall")${why:+; console: $why}"
+		elif [ $qrc -eq 137 ]; then
 			why="guest stopped answering (killed after timeout)${why:+; console: $why}"
 		elif ! grep -aq "^BOOTED" "$res"; then
 			why="guest did not boot (qemu exit $qrc)${why:+: $why}; see $con"
@@ -247,5 +324,8 @@ while [ ${#remaining[@]} -gt 0 ]; do
 	remaining=("${next[@]}")
 done
 
+# The disks are scratch: left behind, they would hold gigabytes of the
+# host's space through the suites that run after this one.
+[ "${VM_KEEP_DISKS:-0}" = 1 ] || rm -rf "$outdir/disks"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
