@@ -13,11 +13,17 @@
 #        VM_JOBS (guests at once, default 1),
 #        VM_STALL_GRACE (seconds, default 120, times VM_TIMEOUT_SCALE): how
 #        long past a test's timeout the host waits for its result before
-#        it ends a guest that stopped answering.
+#        it ends a guest that stopped answering,
+#        VM_KEEP_DISKS=1 to keep the last guest's disks in OUTDIR/disks.
+# While guests run, a "  START name" line tells which test each one is
+# on; the PASS/FAIL lines follow when a guest has ended.
 set -uo pipefail
 
 bzimage=$1 initramfs=$2 outdir=$3
 shift 3
+# Progress lines go to fd 3: a guest of a parallel run gets the parent's
+# standard output there, its other lines go to its log.
+{ true >&3; } 2>/dev/null || exec 3>&1
 here=$(cd "$(dirname "$0")" && pwd)
 tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
@@ -56,6 +62,24 @@ tests=("${kept[@]}")
 # own disks, on a share of the tests (longest declared timeouts first, each
 # to the least loaded guest). A guest running the debug kernel keeps about
 # one host core busy, so on two cores two guests take half the time.
+# MiB free on the host file system that holds the guests' disks (root
+# may use the blocks kept for it too). Empty if OUTDIR's does not exist.
+host_free_mib() {
+	local d=$outdir
+	while [ ! -d "$d" ]; do d=$(dirname "$d"); done
+	stat -f -c '%f %S' "$d" 2>/dev/null | awk '{ printf "%d\n", $1 * $2 / 1048576 }'
+}
+
+# warn_space GUESTS: each guest's disks grow to about 4 GiB over the
+# whole suite (vmtest and vmtest-stock measured 3.7 GiB at most).
+warn_space() {
+	local free want=$((4096 * $1))
+	free=$(host_free_mib)
+	if [ -n "$free" ] && [ "$free" -lt "$want" ]; then
+		echo "run.sh: warning: $outdir has $free MiB free, and the guests' sparse disks grow to about $want MiB: tests may fail with I/O errors; free space, or set VM_OUT (STOCK_VM_OUT for vmtest-stock) to a larger file system"
+	fi
+}
+
 jobs=${VM_JOBS:-1}
 case "$jobs" in '' | *[!0-9]* | 0) echo "run.sh: VM_JOBS must be a positive integer" >&2; exit 2 ;; esac
 if [ "$jobs" -gt 1 ] && [ ${#tests[@]} -gt 1 ]; then
@@ -74,12 +98,13 @@ if [ "$jobs" -gt 1 ] && [ ${#tests[@]} -gt 1 ]; then
 			echo "${t_secs:-300} $t"
 		done | sort -k1,1nr -k2,2)
 	mkdir -p "$outdir"
+	warn_space "$jobs"
 	pids=()
 	for ((j = 0; j < jobs; j++)); do
 		echo "guest $((j + 1)) of $jobs:${share[j]}"
 		# shellcheck disable=SC2086 # the share is a list of test names
-		VM_JOBS=1 VM_GUESTS_SHARING_DISK=$jobs "$0" "$bzimage" "$initramfs" "$outdir/job$((j + 1))" ${share[j]} \
-			> "$outdir/job$((j + 1)).log" 2>&1 &
+		VM_JOBS=1 VM_GUEST_OF=$((j + 1)) "$0" "$bzimage" "$initramfs" "$outdir/job$((j + 1))" ${share[j]} \
+			3>&1 > "$outdir/job$((j + 1)).log" 2>&1 &
 		pids+=($!)
 	done
 	rc=0
@@ -150,23 +175,27 @@ disk() {
 	esac
 }
 
-# MiB free on the host file system that holds the guest's disks.
-host_free_mib() {
-	df -Pm "$outdir" 2>/dev/null | awk 'NR == 2 { print $4 }'
-}
-
-# watch_guest PID RESULTS: end the guest (PID) when a test ran past its
-# timeout and a grace without a result: a test stuck where SIGKILL does
-# not reach (uninterruptible sleep) stops the guest's init, and the
-# budget of a whole run is hours. Writes what it gave up on to
-# RESULTS.stall. Also bounds the boot and the gaps between tests.
+# watch_guest PID RESULTS BUDGET: end the guest (QEMU's PID) when a test
+# ran past its timeout and a grace without a result: a test stuck where
+# SIGKILL does not reach (uninterruptible sleep) stops the guest's init,
+# and the budget of a whole run is hours. Also bounds the boot, the gaps
+# between tests (the guest's cleanup) and the whole run (BUDGET). Writes
+# what it gave up on to RESULTS.stall, and a progress line on fd 3 as
+# each test starts.
 watch_guest() {
-	local pid=$1 res=$2 grace=$((${VM_STALL_GRACE:-120} * tscale))
-	local last='' line since=$SECONDS limit t
+	local pid=$1 res=$2 budget=$3 grace=$((${VM_STALL_GRACE:-120} * tscale))
+	local last='' line lines since=$SECONDS start=$SECONDS limit t shown=0 n
 	while kill -0 "$pid" 2>/dev/null; do
-		line=$(grep -aE '^(BOOTED|START|RESULT|REBOOT|DONE)( |$)' "$res" 2>/dev/null | tail -n 1)
+		# A line QEMU has not finished writing is not read yet.
+		lines=$(grep -aE '^(BOOTED|START|RESULT|REBOOT|DONE)( |$)' "$res" 2>/dev/null |
+			{ if [ -n "$(tail -c 1 "$res")" ]; then sed '$d'; else cat; fi; })
+		line=$(tail -n 1 <<< "$lines")
 		if [ "$line" != "$last" ]; then
 			last=$line since=$SECONDS
+			n=$(grep -c '^START ' <<< "$lines")
+			grep '^START ' <<< "$lines" | tail -n +$((shown + 1)) |
+				sed "s/^START /  START  /; s/\$/${VM_GUEST_OF:+ (guest $VM_GUEST_OF)}/" >&3
+			shown=$n
 		fi
 		case "$last" in
 		"START "*)
@@ -175,17 +204,24 @@ watch_guest() {
 		"") limit=$((120 * tscale)) ;;
 		*) limit=$grace ;;
 		esac
-		if [ $((SECONDS - since)) -gt "$limit" ]; then
-			case "$last" in
-			"START "*) echo "no result ${limit}s after the test started (its timeout is $(test_timeout "$t")s)" ;;
-			"") echo "not booted after ${limit}s" ;;
-			*) echo "nothing for ${limit}s after '$last'" ;;
-			esac > "$res.stall"
+		if [ $((SECONDS - since)) -gt "$limit" ] || [ $((SECONDS - start)) -gt "$budget" ]; then
+			if [ $((SECONDS - start)) -gt "$budget" ]; then
+				echo "the run's budget of ${budget}s is spent"
+			else
+				case "$last" in
+				"START "*) echo "no result ${limit}s after the test started (its timeout is $(test_timeout "$t")s)" ;;
+				"") echo "not booted after ${limit}s" ;;
+				*) echo "nothing for ${limit}s after '$last'" ;;
+				esac
+			fi > "$res.stall"
 			kill -KILL "$pid" 2>/dev/null
 			break
 		fi
 		sleep 2
 	done
+	# The tests that started after the last look, the guest gone.
+	grep -a '^START ' "$res" 2>/dev/null | tail -n +$((shown + 1)) |
+		sed "s/^START /  START  /; s/\$/${VM_GUEST_OF:+ (guest $VM_GUEST_OF)}/" >&3
 }
 
 # boot NAME TESTS...: one guest run; the results land in $outdir/NAME.*
@@ -203,38 +239,58 @@ boot() {
 	append="$append$(IFS=,; echo "$*")"
 	for t in "$@"; do budget=$((budget + $(test_timeout "$t") + 30)); done
 	[ "$keep_disks" = 1 ] || make_disks
+	# The results and the console are appended to blocks taken now: a
+	# host file system that fills up during the run must not block the
+	# guest's reports, nor lose its kernel's messages about it.
 	: > "$outdir/$name.results"
+	: > "$outdir/$name.console"
+	fallocate -n -l 1M "$outdir/$name.results" 2>/dev/null
+	fallocate -n -l 8M "$outdir/$name.console" 2>/dev/null
 	rm -f "$outdir/$name.results.stall"
 	accel=${VM_ACCEL:-tcg}
-	timeout -s KILL "$budget" qemu-system-x86_64 \
+	qemu-system-x86_64 \
 		-accel "$accel" -m "${VM_MEM:-2048}" -smp "${VM_CPUS:-2}" \
 		-display none -monitor none -no-reboot \
 		-kernel "$bzimage" -initrd "$initramfs" \
 		-append "$append" \
-		-serial "file:$outdir/$name.console" \
+		-chardev "file,id=console,path=$outdir/$name.console,append=on" \
+		-serial chardev:console \
 		-device virtio-serial-pci \
-		-chardev "file,id=results,path=$outdir/$name.results" \
+		-chardev "file,id=results,path=$outdir/$name.results,append=on" \
 		-device virtserialport,chardev=results,name=results \
 		$(disk vdb) $(disk vdc) $(disk vdd) $(disk vde discard=unmap) \
 		$(disk 4kn logical_block_size=4096,physical_block_size=4096) \
 		$(disk slow throttling.bps-read=4194304) \
 		> "$outdir/$name.qemu" 2>&1 &
 	qpid=$!
-	watch_guest "$qpid" "$outdir/$name.results"
+	watch_guest "$qpid" "$outdir/$name.results" "$budget"
 	{ wait "$qpid"; } 2>/dev/null
 }
 
 # Kernel complaints printed on the console while TEST ran.
 console_bad() {
 	awk -v t="$2" '
+		{ sub(/\r$/, "") }
 		$0 ~ "@@@ START " t "$" { on = 1; next }
 		$0 ~ "@@@ END " t "$" { on = 0 }
 		on' "$1" | grep -E "$bad_pattern" | head -n 1 | sed 's/^\[[ 0-9.]*\] //'
 }
 
+# A failed test in a run that left the host file system full says so,
+# and whether its console window shows I/O errors on a virtio disk.
 record() {
 	local t=$1 v=$2
-	[ "${v%% *}" = FAIL ] && [ -n "${host_full:-}" ] && v="$v; $host_full"
+	if [ "${v%% *}" = FAIL ] && [ -n "${host_full:-}" ]; then
+		if awk -v t="$t" '{ sub(/\r$/, "") }
+			$0 ~ "@@@ START " t "$" { on = 1; next }
+			$0 ~ "@@@ END " t "$" { on = 0 }
+			on && /I\/O error, dev vd/ { found = 1 } END { exit !found }' "$con"; then
+			v="$v; $host_full, and the guest saw I/O errors on its disks"
+		else
+			v="$v; $host_full: the guest's disk writes may have failed there"
+		fi
+		v="$v (free space, or set VM_OUT, STOCK_VM_OUT for vmtest-stock, to a larger file system)"
+	fi
 	verdict[$t]=$v
 	if [ "$v" = PASS ]; then
 		echo "PASS $t"
@@ -248,14 +304,8 @@ record() {
 	fi
 }
 
-# Each guest's disks grow to about 4 GiB over the whole suite (vmtest
-# and vmtest-stock measured 3.7 GiB at most); VM_JOBS guests share the
-# host file system.
-free=$(host_free_mib)
-want=$((4096 * ${VM_GUESTS_SHARING_DISK:-1}))
-if [ -n "$free" ] && [ "$free" -lt "$want" ] && [ ${#tests[@]} -gt 1 ]; then
-	echo "run.sh: warning: $outdir has $free MiB free, the guests' disks may take $want MiB: tests may fail with I/O errors (free space, or set the output directory on a larger file system)"
-fi
+# A guest of a parallel run: its parent warned for all of them.
+[ -n "${VM_GUEST_OF:-}" ] || [ ${#tests[@]} -le 1 ] || warn_space 1
 
 remaining=("${tests[@]}")
 run_no=0
@@ -273,7 +323,7 @@ while [ ${#remaining[@]} -gt 0 ]; do
 	host_full=
 	free=$(host_free_mib)
 	if [ -n "$free" ] && [ "$free" -lt 64 ]; then
-		host_full="the host file system under $outdir had $free MiB left after this guest, so its disk writes failed there (free space, or set the output directory on a larger file system)"
+		host_full="the host file system under $outdir had $free MiB left after this guest"
 	fi
 	current=
 	next=()
@@ -298,16 +348,23 @@ while [ ${#remaining[@]} -gt 0 ]; do
 	if [ -n "$current" ]; then
 		# The guest stopped while this test ran: it died or hung.
 		why=$(grep -aE 'Kernel panic|BUG:|Oops|general protection' "$con" | head -n 1 | sed 's/^\[[ 0-9.]*\] //')
-		if [ -s "$res.stall" ]; then
-			why="guest stopped answering: $(cat "$res.stall")${why:+; console: $why}"
+		if ! grep -aq "^BOOTED" "$res"; then
+			stall=$(cat "$res.stall" 2>/dev/null)
+			why="guest did not boot (${stall:-qemu exit $qrc})${why:+: $why}; see $con"
+		elif [ -s "$res.stall" ]; then
+			why="guest stopped answering: $(cat "$res.stall")${why:+; console: $why}; see $con"
 		elif [ $qrc -eq 137 ]; then
-			why="guest stopped answering (killed after timeout)${why:+; console: $why}"
-		elif ! grep -aq "^BOOTED" "$res"; then
-			why="guest did not boot (qemu exit $qrc)${why:+: $why}; see $con"
+			why="guest stopped answering (killed)${why:+; console: $why}; see $con"
 		else
 			why="guest died${why:+: $why}; see $con"
 		fi
 		record "$current" "FAIL $why"
+	elif [ -s "$res.stall" ]; then
+		# Between tests: the guest's cleanup after a result, or its
+		# power-off. The test's own verdict stands; this is one more.
+		t=$(grep -a '^RESULT ' "$res" | tail -n 1 | cut -d' ' -f2)
+		echo "FAIL guest-after-${t:-boot}: guest stopped answering after that test's result (in the cleanup after it, or the power-off): $(cat "$res.stall"); see $con"
+		failed=$((failed + 1))
 	fi
 	# After a test that powers the guest off, its follow-up comes first
 	# on the same disks, if the test got through.
