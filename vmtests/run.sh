@@ -21,9 +21,9 @@ set -uo pipefail
 
 bzimage=$1 initramfs=$2 outdir=$3
 shift 3
-# Progress lines go to fd 3: a guest of a parallel run gets the parent's
-# standard output there, its other lines go to its log.
-{ true >&3; } 2>/dev/null || exec 3>&1
+# Progress lines go to fd 3: a guest of a parallel run inherits the
+# parent's standard output there, its other lines go to its log.
+[ -n "${VM_GUEST_OF:-}" ] || exec 3>&1
 here=$(cd "$(dirname "$0")" && pwd)
 tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
@@ -58,10 +58,6 @@ for t in "${tests[@]}"; do
 done
 tests=("${kept[@]}")
 
-# VM_JOBS=N (N > 1): N guests at once, each in its own directory with its
-# own disks, on a share of the tests (longest declared timeouts first, each
-# to the least loaded guest). A guest running the debug kernel keeps about
-# one host core busy, so on two cores two guests take half the time.
 # MiB free on the host file system that holds the guests' disks (root
 # may use the blocks kept for it too). Empty if OUTDIR's does not exist.
 host_free_mib() {
@@ -80,6 +76,10 @@ warn_space() {
 	fi
 }
 
+# VM_JOBS=N (N > 1): N guests at once, each in its own directory with its
+# own disks, on a share of the tests (longest declared timeouts first, each
+# to the least loaded guest). A guest running the debug kernel keeps about
+# one host core busy, so on two cores two guests take half the time.
 jobs=${VM_JOBS:-1}
 case "$jobs" in '' | *[!0-9]* | 0) echo "run.sh: VM_JOBS must be a positive integer" >&2; exit 2 ;; esac
 if [ "$jobs" -gt 1 ] && [ ${#tests[@]} -gt 1 ]; then
@@ -104,9 +104,11 @@ if [ "$jobs" -gt 1 ] && [ ${#tests[@]} -gt 1 ]; then
 		echo "guest $((j + 1)) of $jobs:${share[j]}"
 		# shellcheck disable=SC2086 # the share is a list of test names
 		VM_JOBS=1 VM_GUEST_OF=$((j + 1)) "$0" "$bzimage" "$initramfs" "$outdir/job$((j + 1))" ${share[j]} \
-			3>&1 > "$outdir/job$((j + 1)).log" 2>&1 &
+			> "$outdir/job$((j + 1)).log" 2>&1 &
 		pids+=($!)
 	done
+	# Interrupted: the guests' run.sh end their own QEMU (see below).
+	trap 'kill -TERM "${pids[@]}" 2>/dev/null; exit 130' INT TERM HUP
 	rc=0
 	for p in "${pids[@]}"; do wait "$p" || rc=1; done
 	passed=0 failed=0 skipped=0
@@ -185,10 +187,14 @@ disk() {
 watch_guest() {
 	local pid=$1 res=$2 budget=$3 grace=$((${VM_STALL_GRACE:-120} * tscale))
 	local last='' line lines since=$SECONDS start=$SECONDS limit t shown=0 n
-	while kill -0 "$pid" 2>/dev/null; do
+	local buf
+	# QEMU is this shell's only job: its PID, once reaped, may be reused.
+	while [ -n "$(jobs -pr)" ]; do
 		# A line QEMU has not finished writing is not read yet.
-		lines=$(grep -aE '^(BOOTED|START|RESULT|REBOOT|DONE)( |$)' "$res" 2>/dev/null |
-			{ if [ -n "$(tail -c 1 "$res")" ]; then sed '$d'; else cat; fi; })
+		buf=$(cat "$res" 2>/dev/null; echo .)
+		buf=${buf%.}
+		buf=${buf%"${buf##*$'\n'}"}
+		lines=$(grep -aE '^(BOOTED|START|RESULT|REBOOT|DONE)( |$)' <<< "$buf")
 		line=$(tail -n 1 <<< "$lines")
 		if [ "$line" != "$last" ]; then
 			last=$line since=$SECONDS
@@ -206,12 +212,12 @@ watch_guest() {
 		esac
 		if [ $((SECONDS - since)) -gt "$limit" ] || [ $((SECONDS - start)) -gt "$budget" ]; then
 			if [ $((SECONDS - start)) -gt "$budget" ]; then
-				echo "the run's budget of ${budget}s is spent"
+				echo "ran past the run's budget of ${budget}s"
 			else
 				case "$last" in
-				"START "*) echo "no result ${limit}s after the test started (its timeout is $(test_timeout "$t")s)" ;;
+				"START "*) echo "stopped answering: no result ${limit}s after the test started (its timeout is $(test_timeout "$t")s)" ;;
 				"") echo "not booted after ${limit}s" ;;
-				*) echo "nothing for ${limit}s after '$last'" ;;
+				*) echo "stopped answering: nothing for ${limit}s after '$last'" ;;
 				esac
 			fi > "$res.stall"
 			kill -KILL "$pid" 2>/dev/null
@@ -226,7 +232,7 @@ watch_guest() {
 
 # boot NAME TESTS...: one guest run; the results land in $outdir/NAME.*
 boot() {
-	local name=$1 budget=60 t accel append qpid
+	local name=$1 budget=60 t accel append
 	shift
 	# The kernel command line holds 2047 bytes on x86; a longer one is
 	# cut (the patched kernel) or keeps Debian's kernel from booting at
@@ -261,10 +267,14 @@ boot() {
 		$(disk vdb) $(disk vdc) $(disk vdd) $(disk vde discard=unmap) \
 		$(disk 4kn logical_block_size=4096,physical_block_size=4096) \
 		$(disk slow throttling.bps-read=4194304) \
-		> "$outdir/$name.qemu" 2>&1 &
+		> "$outdir/$name.qemu" 2>&1 3>&- &
 	qpid=$!
-	watch_guest "$qpid" "$outdir/$name.results" "$budget"
+	# (bash's own "Killed" notice for the job is not news.)
+	watch_guest "$qpid" "$outdir/$name.results" "$budget" 2>/dev/null
 	{ wait "$qpid"; } 2>/dev/null
+	local rc=$?
+	qpid=
+	return $rc
 }
 
 # Kernel complaints printed on the console while TEST ran.
@@ -273,7 +283,7 @@ console_bad() {
 		{ sub(/\r$/, "") }
 		$0 ~ "@@@ START " t "$" { on = 1; next }
 		$0 ~ "@@@ END " t "$" { on = 0 }
-		on' "$1" | grep -E "$bad_pattern" | head -n 1 | sed 's/^\[[ 0-9.]*\] //'
+		on' "$1" | grep -aE "$bad_pattern" | head -n 1 | sed 's/^\[[ 0-9.]*\] //'
 }
 
 # A failed test in a run that left the host file system full says so,
@@ -303,6 +313,12 @@ record() {
 		failed=$((failed + 1))
 	fi
 }
+
+# QEMU outlives nothing: not an interrupt, nor an error that ends this
+# script (a left-over guest would hold the output pipe of make check).
+qpid=
+trap '[ -n "$qpid" ] && kill -KILL "$qpid" 2>/dev/null' EXIT
+trap 'exit 130' INT TERM HUP
 
 # A guest of a parallel run: its parent warned for all of them.
 [ -n "${VM_GUEST_OF:-}" ] || [ ${#tests[@]} -le 1 ] || warn_space 1
@@ -352,7 +368,7 @@ while [ ${#remaining[@]} -gt 0 ]; do
 			stall=$(cat "$res.stall" 2>/dev/null)
 			why="guest did not boot (${stall:-qemu exit $qrc})${why:+: $why}; see $con"
 		elif [ -s "$res.stall" ]; then
-			why="guest stopped answering: $(cat "$res.stall")${why:+; console: $why}; see $con"
+			why="guest $(cat "$res.stall")${why:+; console: $why}; see $con"
 		elif [ $qrc -eq 137 ]; then
 			why="guest stopped answering (killed)${why:+; console: $why}; see $con"
 		else
@@ -363,8 +379,13 @@ while [ ${#remaining[@]} -gt 0 ]; do
 		# Between tests: the guest's cleanup after a result, or its
 		# power-off. The test's own verdict stands; this is one more.
 		t=$(grep -a '^RESULT ' "$res" | tail -n 1 | cut -d' ' -f2)
-		echo "FAIL guest-after-${t:-boot}: guest stopped answering after that test's result (in the cleanup after it, or the power-off): $(cat "$res.stall"); see $con"
+		echo "FAIL guest-after-${t:-boot}: the guest, after that test's result (in the cleanup after it, or the power-off), $(cat "$res.stall"); see $con"
 		failed=$((failed + 1))
+		# Stopped before its first test: booting again would only repeat it.
+		if [ -z "$t" ]; then
+			for t in "${next[@]}"; do record "$t" "FAIL not run: the guest stopped before its first test"; done
+			next=()
+		fi
 	fi
 	# After a test that powers the guest off, its follow-up comes first
 	# on the same disks, if the test got through.
