@@ -42,6 +42,18 @@ harness_case() {
 	printf '%s\n' "$out" | sed 's/^/    | /'
 }
 
+# common_failure: what went wrong of what can go wrong in every case
+# (harness-passes comes last in each), or nothing.
+common_failure() {
+	if [ "$took" -ge "$cap" ]; then
+		echo "run.sh still running after ${cap}s"
+	elif [ -n "$left" ]; then
+		echo "QEMU (pid $left) still running after run.sh ended"
+	elif ! grep -q '^PASS harness-passes$' <<< "$out"; then
+		echo "the test after the failing ones did not pass"
+	fi
+}
+
 # 1. A kernel complaint seen only on the serial console fails its test
 # (on 47f9e67 the host never matched a test's console window: the lines
 # end in CRLF). Then a test stuck in uninterruptible sleep: with a 10 s
@@ -53,16 +65,14 @@ if grep -q '^FAIL harness-warning-only-on-console: kernel reported: WARNING: har
 else
 	fail "console-warning-fails-test: no 'kernel reported: WARNING' line for harness-warning-only-on-console"
 fi
-if [ "$took" -ge "$cap" ]; then
-	fail "stuck-guest-reported-soon: run.sh still running after ${cap}s"
-elif [ -n "$left" ]; then
-	fail "stuck-guest-reported-soon: QEMU (pid $left) still running after run.sh ended"
-elif ! grep -q '^FAIL harness-stuck-in-d-state: guest stopped answering: no result' <<< "$out"; then
-	fail "stuck-guest-reported-soon: no 'guest stopped answering' line for the stuck test"
-elif ! grep -q '^PASS harness-passes$' <<< "$out"; then
-	fail "stuck-guest-reported-soon: the test after the stuck one did not pass"
-elif [ "$took" -gt $((180 * tscale)) ]; then
-	fail "stuck-guest-reported-soon: took ${took}s (at most $((180 * tscale))s)"
+why=$(common_failure)
+if [ -z "$why" ] && ! grep -q '^FAIL harness-stuck-in-d-state: guest stopped answering: no result' <<< "$out"; then
+	why="no 'guest stopped answering' line for the stuck test"
+elif [ -z "$why" ] && [ "$took" -gt $((180 * tscale)) ]; then
+	why="took ${took}s (at most $((180 * tscale))s)"
+fi
+if [ -n "$why" ]; then
+	fail "stuck-guest-reported-soon: $why"
 else
 	pass "stuck-guest-reported-soon (${took}s)"
 fi
@@ -78,16 +88,14 @@ elif ! mount -t tmpfs -o size=128M harness-full "$full"; then
 else
 	harness_case full "$full/out" harness-fills-host-disk harness-passes
 	umount "$full" || umount -l "$full"
-	if [ "$took" -ge "$cap" ]; then
-		fail "host-disk-full-reported: run.sh still running after ${cap}s"
-	elif [ -n "$left" ]; then
-		fail "host-disk-full-reported: QEMU (pid $left) still running after run.sh ended"
-	elif ! grep -q '^run.sh: warning: .* MiB free' <<< "$out"; then
-		fail "host-disk-full-reported: no warning about the free space before the guests"
-	elif ! grep -q '^FAIL harness-fills-host-disk: .*host file system under .* MiB left' <<< "$out"; then
-		fail "host-disk-full-reported: the failure does not say the host file system was full"
-	elif ! grep -q '^PASS harness-passes$' <<< "$out"; then
-		fail "host-disk-full-reported: the test after the full disk did not pass"
+	why=$(common_failure)
+	if [ -z "$why" ] && ! grep -q '^run.sh: warning: .* MiB free' <<< "$out"; then
+		why="no warning about the free space before the guests"
+	elif [ -z "$why" ] && ! grep -q '^FAIL harness-fills-host-disk: .*host file system under .* MiB left' <<< "$out"; then
+		why="the failure does not say the host file system was full"
+	fi
+	if [ -n "$why" ]; then
+		fail "host-disk-full-reported: $why"
 	else
 		pass "host-disk-full-reported (${took}s)"
 	fi
