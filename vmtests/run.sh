@@ -379,7 +379,11 @@ while [ ${#remaining[@]} -gt 0 ]; do
 		# Between tests: the guest's cleanup after a result, or its
 		# power-off. The test's own verdict stands; this is one more.
 		t=$(grep -a '^RESULT ' "$res" | tail -n 1 | cut -d' ' -f2)
-		echo "FAIL guest-after-${t:-boot}: the guest, after that test's result (in the cleanup after it, or the power-off), $(cat "$res.stall"); see $con"
+		if [ -n "$t" ]; then
+			echo "FAIL guest-after-$t: the guest, after that test's result (in the cleanup after it, or the power-off), $(cat "$res.stall"); see $con"
+		else
+			echo "FAIL guest-after-boot: the guest, booted but before its first test, $(cat "$res.stall"); see $con"
+		fi
 		failed=$((failed + 1))
 		# Stopped before its first test: booting again would only repeat it.
 		if [ -z "$t" ]; then
