@@ -80,9 +80,9 @@ SERIES_OUT := $(BUILD)/series
 
 .PHONY: series series-check series-deps
 series-deps:
-	@scripts/need-packages.sh sparse
+	@scripts/need-packages.sh sparse python3-ply python3-git python3-docutils
 
-series: | kernel-deps ## write the kernel patch series to build/series, signed off by AUTHOR="Name <mail>", and checkpatch it
+series: | kernel-deps series-deps ## write the kernel patch series to build/series, signed off by AUTHOR="Name <mail>", and checkpatch it
 	@AUTHOR="$(AUTHOR)" scripts/make-series.sh $(KERNEL_TARBALL) $(BUILD)/series-tree $(SERIES_OUT)
 
 # The check needs no identity: without AUTHOR it checks an unsigned copy

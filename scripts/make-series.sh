@@ -23,12 +23,19 @@ if [ -n "$AUTHOR" ]; then
 		exit 2
 	fi
 	name=${BASH_REMATCH[1]} mail=${BASH_REMATCH[2]} signoff=-s
+	# Addresses that cannot receive mail, and the names of examples.
+	if [[ ${mail,,} =~ (@|\.)(example\.(com|org|net)|[^@]*\.example|[^@]*\.invalid|[^@]*\.test|localhost|localdomain)$ ]] ||
+	   [[ ${mail,,} =~ @(example|invalid|test|localhost)$ ]] ||
+	   [[ ${name,,} =~ ^(your name|test person|real name|name|john doe|jane doe)$ ]]; then
+		echo "make series: AUTHOR='$AUTHOR' is an example or an address that receives no mail: sign off with your own name and address" >&2
+		exit 2
+	fi
 	checkpatch_opts=
 elif [ "${UNSIGNED:-0}" = 1 ]; then
 	name="unsigned series, for checking only" mail="nobody@invalid" signoff=
 	checkpatch_opts=--no-signoff
 else
-	echo "make series: AUTHOR is required: every patch is signed off by the person who sends it (make series AUTHOR=\"Your Name <you@example.org>\"); 'make series-check' checks an unsigned series" >&2
+	echo "make series: AUTHOR is required: every patch is signed off by the person who sends it (make series AUTHOR=\"Real Name <address>\"); 'make series-check' checks an unsigned series" >&2
 	exit 2
 fi
 
@@ -46,13 +53,22 @@ git tag base
 
 # Credit for the patches that started from the v1 posting's code, and a
 # plain statement for those whose v1 patch was not at hand.
-from_v1="Based on the patch with this subject in the blksnap v1 posting by
-Sergei Shtepa <sergei.shtepa@veeam.com> (linux-block, 2 November 2022);
-the cover letter lists what changed."
-new_for_v2="The v1 posting's patch with this subject was not at hand: this one
-is written anew for this series, after the design of the rest of the
-blksnap v1 posting by Sergei Shtepa <sergei.shtepa@veeam.com>
-(linux-block, 2 November 2022)."
+v1="the blksnap v1 posting by Sergei Shtepa <sergei.shtepa@veeam.com>
+(linux-block, 2 November 2022)"
+# from_v1 'NN/17 "SUBJECT"' [...]: the v1 patches this one is based on.
+from_v1() {
+	local what=$1
+	[ $# -eq 1 ] || what="$1 and $2"
+	printf 'Based on v1 %s of %s; the cover letter lists what changed.' \
+		"$what" "$v1"
+}
+# new_for_v2 'NN/17 "SUBJECT"' [...]: the v1 patches not at hand.
+new_for_v2() {
+	local what=$1
+	[ $# -eq 1 ] || what="$1 and $2"
+	printf 'Written anew for this series: v1 %s was not at hand. After the\ndesign of the rest of %s.' \
+		"$what" "$v1"
+}
 
 # apply_patch FILE CREDIT: a kernel/patches file (Subject, message, diff)
 # as one commit of ours.
@@ -112,7 +128,8 @@ tested="Tested in QEMU (x86_64, TCG; Linux 6.1 with this series, and a debug
 build with KASAN, lockdep and fault injection) by the blksnap project's
 VM tests"
 
-apply_patch "$top/kernel/patches/0001-block-bdev_filter-enable-block-device-filters.patch" "$from_v1"
+apply_patch "$top/kernel/patches/0001-block-bdev_filter-enable-block-device-filters.patch" \
+	"$(from_v1 '01/17 "block, bdev_filter: enable block device filters"')"
 
 commit "block, blksnap: header file of the module interface" \
 "The control device /dev/blksnap takes these ioctls: the version, change
@@ -122,8 +139,13 @@ devices, append difference storage as sector ranges, take it, list its
 images, wait for its events, destroy it).
 
 The structures are those of the v1 posting, unchanged, so that its user
-space keeps working; the cover letter lists their known problems." \
-"$from_v1" \
+space keeps working; the cover letter lists their known problems.
+
+Tested: the header compiles on its own in user space (make headers, then
+gcc -fsyntax-only -Wall on an #include of it), and the blksnap project's
+user space tool is built against it; in QEMU by ioctl-version,
+ioctl-bad-pointers and ioctl-fuzz." \
+"$(from_v1 '02/17 "block, blksnap: header file of the module interface"')" \
 	include/uapi/linux/blksnap.h
 
 # From here on the driver builds at every patch: Kconfig and Makefile come
@@ -149,7 +171,7 @@ module with a value out of its bounds instead of running with it.
 $tested: modinfo shows each parameter with its bounds and default;
 loading with one out of bounds fails with -EINVAL and a message naming
 it (module-load-unload)." \
-"$new_for_v2" \
+"$(new_for_v2 '16/17 "block, blksnap: Kconfig and Makefile"' '17/17 "block, blksnap: adds a blksnap to the kernel tree"')" \
 	$drv/params.c $drv/params.h $drv/version.h
 driver "block, blksnap: event queue from the difference storage" \
 "Events for user space: the difference storage is running low (with the
@@ -163,7 +185,7 @@ once that it is gone (-ESRCH) instead of sleeping out its timeout.
 
 $tested: v1-event-flow, low-space-event-with-large-storage,
 wait-event-returns-on-destroy." \
-"$new_for_v2" \
+"$(new_for_v2 '12/17 "lock, blksnap: event queue from the difference storage"')" \
 	$drv/event_queue.c $drv/event_queue.h
 driver "block, blksnap: map of change block tracking" \
 "A byte per tracking block holds the number of the snapshot in which the
@@ -183,7 +205,7 @@ cbt-mark-dirty-exact, cbt-255-snapshots-new-generation,
 cbt-resize-new-generation, cbt-block-size-grows-by-one-shift, and the
 file-level checks cbt-ext4-file-writes-tracked and
 cbt-xfs-file-writes-tracked." \
-"$from_v1" \
+"$(from_v1 '07/17 "block, blksnap: map of change block tracking"')" \
 	$drv/cbt_map.c $drv/cbt_map.h
 driver "block, blksnap: buffer in memory for the minimum data storage unit" \
 "A struct diff_buffer holds the data of one chunk in pages. Each device
@@ -201,7 +223,7 @@ being stored.
 
 $tested: storage-on-dm-over-snapshotted-disk,
 nowait-writes-wait-for-their-copy." \
-"$new_for_v2" \
+"$(new_for_v2 '09/17 "lock, blksnap: buffer in memory for the minimum data storage unit"')" \
 	$drv/diff_buffer.c $drv/diff_buffer.h
 driver "block, blksnap: functions and structures for performing block I/O operations" \
 "Reads and writes a chunk with as many bios as it takes (a chunk may be
@@ -220,7 +242,7 @@ on the system workqueues.
 $tested: chunk-larger-than-one-bio, storage-on-the-snapshotted-device,
 storage-io-error-corrupts-only-snapshot-ext4 and -xfs,
 copy-on-write-work-is-reclaim-safe." \
-"$new_for_v2" \
+"$(new_for_v2 '10/17 "block, blksnap: functions and structures for performing block I/O operations"')" \
 	$drv/diff_io.c $drv/diff_io.h
 driver "block, blksnap: storage for storing difference blocks" \
 "The difference storage is a set of sector ranges on block devices, given
@@ -243,7 +265,7 @@ burst-waits-for-storage-growth, destroy-ends-wait-for-storage,
 overflow-corrupts-only-image-ext4 and -xfs, image-reads-from-4k-storage,
 and the autogrow tests (storage grown by user space while files are
 written on the snapshotted file system)." \
-"$from_v1" \
+"$(from_v1 '11/17 "block, blksnap: storage for storing difference blocks"')" \
 	$drv/diff_storage.c $drv/diff_storage.h
 driver "block, blksnap: copy-on-write of chunks, the diff area" \
 "A struct diff_area holds the copy-on-write state of one original device
@@ -257,8 +279,8 @@ take: taking a snapshot of a 256 GiB device allocates kilobytes instead
 of more than 100 MiB. A descriptor lives only while its chunk is in use;
 a stored chunk that is idle is freed, and the place of its data is kept
 as a record in an xarray slot per 64 chunks, so that a changed chunk
-costs less memory than a dm-snapshot exception. A write waits, not interruptibly, until every chunk it
-overlaps is read: a killed writer must not cost the snapshot, since its
+costs less memory than a dm-snapshot exception. A write waits, not
+interruptibly, until every chunk it overlaps is read: a killed writer must not cost the snapshot, since its
 write reaches the device anyway. Copies run in batches of at most 4 MiB
 of chunks, so that one WRITE_ZEROES of a whole disk needs bounded
 memory; discards are completed without reaching the device while a
@@ -275,7 +297,7 @@ idle-snapshot-memory-independent-of-origin-size,
 changed-chunk-memory-at-most-dm-snapshots,
 take-survives-failed-allocations (each allocation of a take failed in
 turn, on the debug kernel)." \
-"$from_v1" \
+"$(from_v1 '08/17 "block, blksnap: minimum data storage unit of the original block device"' '13/17 "block, blksnap: owner of information about overwritten blocks of the original block device"')" \
 	$drv/chunk.c $drv/chunk.h $drv/diff_area.c $drv/diff_area.h
 driver "block, blksnap: attaching and detaching the filter and handling bios" \
 "A struct tracker is the bdev_filter of one tracked device. It marks the
@@ -292,25 +314,29 @@ $tested: partition-and-whole-disk-writes-are-copied,
 dm-linear-writes-are-copied, tracker-remove-races-snapshot-create,
 nowait-writes-wait-for-their-copy, rmmod-after-tracked-disk-unplugged,
 origin-grows-while-snapshot-held." \
-"$from_v1" \
+"$(from_v1 '06/17 "block, blksnap: attaching and detaching the filter and handling a bios"')" \
 	$drv/tracker.c $drv/tracker.h
 driver "block, blksnap: snapshot image block device" \
 "A bio-based block device /dev/blksnap-imageN shows each original device
 of a taken snapshot as it was at take. A read of a chunk that was never
 copied is remapped to the original device, one of a copied chunk to its
 place in the difference storage, in the reader's context (as
-dm-snapshot remaps); a copy-on-write of that chunk waits until the read
-completes. Only chunks whose data is in memory are copied out of their
-buffer. The image takes its queue limits from both the original and the
+dm-snapshot remaps). A run of up to 16 chunks whose data lies one after
+another on one device is sent as one bio. A copy-on-write waits only for
+the image reads of the original device; storing a chunk again waits for
+every read of it. A chunk is copied out of its buffer only when the
+buffer is newer than its place, its place is not known yet, or the
+storage has larger logical blocks than the image. The image takes its queue limits from both the original and the
 storage devices, so that a remapped read is valid on either. Writes to
 the image (a file system replaying its journal at mount) are kept in the
 difference storage and never reach the original device. Reads of a
 corrupted snapshot fail with -EIO.
 
 $tested: image-reads-race-origin-writes, destroy-while-image-read,
-image-reads-from-4k-storage, image-queue-limits-follow-origin,
+image-reads-span-chunks-in-one-request,
+origin-writes-do-not-wait-for-storage-reads, image-reads-from-4k-storage, image-queue-limits-follow-origin,
 image-writes-stay-in-image-ext4 and -xfs." \
-"$from_v1" \
+"$(from_v1 '14/17 "block, blksnap: snapshot image block device"')" \
 	$drv/snapimage.c $drv/snapimage.h
 driver "block, blksnap: snapshot" \
 "A struct snapshot combines a set of original devices, their images and
@@ -329,7 +355,7 @@ take-with-empty-storage-fails-cleanly,
 take-not-stalled-by-another-snapshots-copy,
 create-survives-failed-allocations, crash-with-held-snapshot-ext4 and
 -xfs." \
-"$from_v1" \
+"$(from_v1 '15/17 "block, blksnap: snapshot"')" \
 	$drv/snapshot.c $drv/snapshot.h
 driver "block, blksnap: interaction with sysfs" \
 "The control device shows two read-only attributes in
@@ -340,7 +366,7 @@ them.
 
 $tested: module-load-unload (reads major), ioctl-version (reads
 version)." \
-"$new_for_v2" \
+"$(new_for_v2 '05/17 "block, blksnap: interaction with sysfs"')" \
 	$drv/sysfs.c $drv/sysfs.h Documentation/ABI/testing/sysfs-class-misc-blksnap
 driver "block, blksnap: module management interface functions" \
 "The control device /dev/blksnap (CAP_SYS_ADMIN) and its ioctls. Every
@@ -353,7 +379,7 @@ $tested: create-validation, append-storage-validation,
 collect-reports-bad-buffers, ioctl-bad-pointers, ioctl-version,
 mark-dirty-image-validation, and ioctl-fuzz (100,000 calls with random
 numbers, sizes and pointers, on the debug kernel with KASAN)." \
-"$new_for_v2" \
+"$(new_for_v2 '03/17 "block, blksnap: module management interface functions"')" \
 	$drv/ctrl.c $drv/ctrl.h
 driver "block, blksnap: init() and exit() functions" \
 "Module initialization and release: the parameters are checked first,
@@ -365,7 +391,7 @@ while tracked does not keep rmmod waiting.
 
 $tested: module-load-unload, module-unload-with-held-snapshot-ext4 and
 -xfs, rmmod-after-tracked-disk-unplugged." \
-"$new_for_v2" \
+"$(new_for_v2 '04/17 "block, blksnap: init() and exit() functions"')" \
 	$drv/main.c
 cmp -s $drv/Makefile "$top/kernel/$drv/Makefile" || { echo "make series: the staged Makefile does not end as kernel/$drv/Makefile" >&2; exit 1; }
 
@@ -375,8 +401,12 @@ git add -f Documentation/block/index.rst
 commit "Documentation, blksnap: document the module" \
 "How blksnap works, its ioctl interface, parameters and the block device
 filter it uses; the lock order of the driver; and what user space of the
-v1 posting can notice of the changes since." \
-"$new_for_v2" \
+v1 posting can notice of the changes since.
+
+Checked with docutils (rst2pseudoxml --halt=warning: no warning) and
+scripts/spdxcheck.py; the parameters, lock names and limits it gives are
+those of the code in this series." \
+"New in this series: the v1 posting had no documentation." \
 	Documentation/block/blksnap.rst
 
 git format-patch -q --cover-letter --subject-prefix="PATCH v2" -o "$out" base..HEAD
@@ -391,11 +421,20 @@ open(cover, "w").write(s)
 PY
 echo "  SERIES  $(ls "$out"/*.patch | wc -l) files in $out"
 
+echo "  CHECK   Documentation/block/blksnap.rst with docutils"
+rst2pseudoxml --halt=warning --report=warning Documentation/block/blksnap.rst > /dev/null
+
 echo "  CHECK   scripts/checkpatch.pl --strict"
-# Every patch but the cover letter (0000), each once.
-./scripts/checkpatch.pl --strict --terse $checkpatch_opts $(ls "$out"/00[0-9][0-9]-*.patch | grep -v '/0000-') \
+# Every patch but the cover letter (0000), each once. Debian's python3
+# first: its SPDX check needs python3-ply and python3-git, which another
+# python3 on the PATH (pyenv's) does not have.
+PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict --terse $checkpatch_opts $(ls "$out"/00[0-9][0-9]-*.patch | grep -v '/0000-') \
 	> "$out/checkpatch.txt" 2>&1 || true
-grep -E 'ERROR|WARNING|CHECK' "$out/checkpatch.txt" || true
+grep -E 'ERROR|WARNING|CHECK|Traceback' "$out/checkpatch.txt" || true
 errors=$(grep -c 'ERROR' "$out/checkpatch.txt" || true)
-echo "  CHECK   $errors errors; full report in $out/checkpatch.txt"
-[ "$errors" -eq 0 ]
+# The only warning expected: new files without a MAINTAINERS entry, which
+# the maintainers decide. A python failure means the SPDX tags went
+# unchecked.
+others=$(grep -E 'WARNING|CHECK|Traceback' "$out/checkpatch.txt" | grep -vc 'does MAINTAINERS need updating' || true)
+echo "  CHECK   $errors errors, $others warnings other than MAINTAINERS; full report in $out/checkpatch.txt"
+[ "$errors" -eq 0 ] && [ "$others" -eq 0 ]
