@@ -18,7 +18,7 @@ drv=drivers/block/blksnap
 # the repository holds no identity to sign with.
 AUTHOR=${AUTHOR:-}
 if [ -n "$AUTHOR" ]; then
-	if ! [[ $AUTHOR =~ ^([^\<\>]*[^\<\>\ ])\ \<([^\<\>@\ ]+@[^\<\>@\ ]+)\>$ ]]; then
+	if ! [[ $AUTHOR =~ ^([^\<\>]*[^\<\>\ ])\ \<([^\<\>@\ ]+@[^\<\>@\ .]+(\.[^\<\>@\ .]+)+)\>$ ]]; then
 		echo "make series: AUTHOR='$AUTHOR' is not 'Real Name <address>': give the identity you sign the patches with" >&2
 		exit 2
 	fi
@@ -60,14 +60,14 @@ from_v1() {
 	local what=$1
 	[ $# -eq 1 ] || what="$1 and $2"
 	printf 'Based on v1 %s of %s; the cover letter lists what changed.' \
-		"$what" "$v1"
+		"$what" "$v1" | fmt -w 72
 }
 # new_for_v2 'NN/17 "SUBJECT"' [...]: the v1 patches not at hand.
 new_for_v2() {
-	local what=$1
-	[ $# -eq 1 ] || what="$1 and $2"
-	printf 'Written anew for this series: v1 %s was not at hand. After the\ndesign of the rest of %s.' \
-		"$what" "$v1"
+	local what=$1 was=was
+	[ $# -eq 1 ] || what="$1 and $2" was=were
+	printf 'Written anew for this series: v1 %s %s not at hand. After the design of the rest of %s.' \
+		"$what" "$was" "$v1" | fmt -w 72
 }
 
 # apply_patch FILE CREDIT: a kernel/patches file (Subject, message, diff)
@@ -280,14 +280,14 @@ of more than 100 MiB. A descriptor lives only while its chunk is in use;
 a stored chunk that is idle is freed, and the place of its data is kept
 as a record in an xarray slot per 64 chunks, so that a changed chunk
 costs less memory than a dm-snapshot exception. A write waits, not
-interruptibly, until every chunk it overlaps is read: a killed writer must not cost the snapshot, since its
-write reaches the device anyway. Copies run in batches of at most 4 MiB
-of chunks, so that one WRITE_ZEROES of a whole disk needs bounded
-memory; discards are completed without reaching the device while a
-snapshot is held (nothing to copy, nothing lost). Chunks whose data is
-in memory are cached up to chunk_maximum_in_cache and released by a work
-item. Any failure marks the snapshot corrupted and lets the original
-write go on.
+interruptibly, until every chunk it overlaps is read: a killed writer
+must not cost the snapshot, since its write reaches the device anyway.
+Copies run in batches of at most 4 MiB of chunks, so that one
+WRITE_ZEROES of a whole disk needs bounded memory; discards are
+completed without reaching the device while a snapshot is held (nothing
+to copy, nothing lost). Chunks whose data is in memory are cached up to
+chunk_maximum_in_cache and released by a work item. Any failure marks
+the snapshot corrupted and lets the original write go on.
 
 $tested: consistency-storage-on-same-fs and -other-fs (ext4, xfs),
 copy-on-write-survives-killed-writers,
@@ -322,20 +322,23 @@ of a taken snapshot as it was at take. A read of a chunk that was never
 copied is remapped to the original device, one of a copied chunk to its
 place in the difference storage, in the reader's context (as
 dm-snapshot remaps). A run of up to 16 chunks whose data lies one after
-another on one device is sent as one bio. A copy-on-write waits only for
-the image reads of the original device; storing a chunk again waits for
-every read of it. A chunk is copied out of its buffer only when the
-buffer is newer than its place, its place is not known yet, or the
-storage has larger logical blocks than the image. The image takes its queue limits from both the original and the
-storage devices, so that a remapped read is valid on either. Writes to
+another on one device is sent as one bio. A copy-on-write waits for the
+image reads of the original device it overlaps, not for those of the
+difference storage; storing a chunk again waits for every read of it. A
+chunk is copied out of its buffer only when the buffer is newer than its
+place, its place is not known yet, or the storage has larger logical
+blocks than the image. The image takes its queue limits from both the
+original and the storage devices, so that a remapped read is valid on
+either. Writes to
 the image (a file system replaying its journal at mount) are kept in the
 difference storage and never reach the original device. Reads of a
 corrupted snapshot fail with -EIO.
 
 $tested: image-reads-race-origin-writes, destroy-while-image-read,
 image-reads-span-chunks-in-one-request,
-origin-writes-do-not-wait-for-storage-reads, image-reads-from-4k-storage, image-queue-limits-follow-origin,
-image-writes-stay-in-image-ext4 and -xfs." \
+origin-writes-do-not-wait-for-storage-reads, image-reads-from-4k-storage,
+image-queue-limits-follow-origin, image-writes-stay-in-image-ext4 and
+-xfs." \
 "$(from_v1 '14/17 "block, blksnap: snapshot image block device"')" \
 	$drv/snapimage.c $drv/snapimage.h
 driver "block, blksnap: snapshot" \
@@ -435,6 +438,10 @@ errors=$(grep -c 'ERROR' "$out/checkpatch.txt" || true)
 # The only warning expected: new files without a MAINTAINERS entry, which
 # the maintainers decide. A python failure means the SPDX tags went
 # unchecked.
-others=$(grep -E 'WARNING|CHECK|Traceback' "$out/checkpatch.txt" | grep -vc 'does MAINTAINERS need updating' || true)
+others=$(grep -E 'WARNING|CHECK|Traceback|Died|Can.t locate' "$out/checkpatch.txt" | grep -vc 'does MAINTAINERS need updating' || true)
+# The patches that add files get that warning: without it, checkpatch
+# did not run through.
+grep -q 'does MAINTAINERS need updating' "$out/checkpatch.txt" ||
+	{ echo "make series: checkpatch printed nothing: see $out/checkpatch.txt" >&2; exit 1; }
 echo "  CHECK   $errors errors, $others warnings other than MAINTAINERS; full report in $out/checkpatch.txt"
 [ "$errors" -eq 0 ] && [ "$others" -eq 0 ]
