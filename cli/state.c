@@ -165,9 +165,18 @@ again:
 		return ret;
 	if (create && mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return -errno;
-	if ((ret = check_snapshot_dir(dir)))
+	/*
+	 * Removed between our mkdir and here (state_forget(), or
+	 * state_drop_if_unused() of a failed growth): make it again.
+	 */
+	ret = check_snapshot_dir(dir);
+	if (ret == -ENOENT && create)
+		goto again;
+	if (ret)
 		return ret;
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && create)
+		goto again;
 	if (fd < 0)
 		return -errno;
 	if (flock(fd, LOCK_EX) < 0) {
@@ -573,6 +582,52 @@ int state_forget(const struct blk_snap_uuid *id)
 		ret = forget_growths(dir);
 	if (!ret && rmdir(dir) < 0 && errno != ENOENT)
 		ret = -errno;
+	close(lock);
+	return ret;
+}
+
+/* True when @dir holds a growth record, or may: it cannot be read. */
+static bool has_growths(const char *dir)
+{
+	struct dirent *e;
+	bool found = false;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return true;
+	while (!found && (e = readdir(d)))
+		found = !strncmp(e->d_name, GROWTH_PREFIX,
+				 strlen(GROWTH_PREFIX));
+	closedir(d);
+	return found;
+}
+
+int state_drop_if_unused(const struct blk_snap_uuid *id)
+{
+	char dir[PATH_MAX], file[PATH_MAX + 16];
+	struct state_file *v;
+	size_t count;
+	int lock, ret;
+
+	*last_why = '\0';
+	if (check_state_dir())
+		return 0;
+	snapshot_dir(id, dir, sizeof(dir));
+	lock = lock_dir(dir, false);
+	if (lock < 0)
+		return lock == -ENOENT ? 0 : lock;
+	snprintf(file, sizeof(file), "%s/%s", dir, FILES_NAME);
+	ret = read_records(file, &v, &count);
+	if (!ret) {
+		state_free_files(v, count);
+		if (!count && !has_growths(dir)) {
+			unlink(file);
+			snprintf(file, sizeof(file), "%s/%s.tmp", dir,
+				 FILES_NAME);
+			unlink(file);
+			ret = rmdir(dir) < 0 && errno != ENOENT ? -errno : 0;
+		}
+	}
 	close(lock);
 	return ret;
 }

@@ -56,6 +56,14 @@ const char *state_strerror(int ret);
 int state_forget(const struct blk_snap_uuid *id);
 
 /*
+ * Remove a snapshot's directory when it records nothing: no file and no
+ * growth.  A growth that failed calls it, because its own record may have
+ * made the directory again after 'destroy' forgot it (0 if nothing was
+ * there).
+ */
+int state_drop_if_unused(const struct blk_snap_uuid *id);
+
+/*
  * A growth of a storage file in progress: "<uuid>/growth-MAJOR:MINOR-INODE"
  * holds the file's size before it.  Begun before the file is unpinned to
  * grow, ended before any of the growth is appended to the snapshot (or

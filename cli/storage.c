@@ -689,9 +689,12 @@ static int grow(struct storage *s, uint64_t bytes, struct growth *g,
 	was_pinned = sf_is_pinned(s->f) > 0;
 	/* Until ended, a killed growth is undone at the next open. */
 	ret = state_growth_begin(&s->id, s->file_dev, s->ino, g->old_size);
-	if (ret)
-		return say(why, ret, "the growth cannot be recorded in %s: %s",
-			   state_dir(), state_strerror(ret));
+	if (ret) {
+		say(why, ret, "the growth cannot be recorded in %s: %s",
+		    state_dir(), state_strerror(ret));
+		state_drop_if_unused(&s->id);	/* as at out: below */
+		return ret;
+	}
 
 	ret = sf_grow(s->f, bytes, &new);
 	if (ret) {
@@ -758,6 +761,23 @@ out:
 	 */
 	if (!spare_ready)
 		state_growth_end(&s->id, s->file_dev, s->ino);
+	/*
+	 * A 'destroy' that ran during the growth forgot the snapshot's
+	 * directory, which the growth's records then made again: a failed
+	 * growth that leaves nothing recorded leaves no directory either.
+	 */
+	if (ret && !appended && !s->keep) {
+		state_drop_if_unused(&s->id);
+		if (snapshot_gone(s->ctl, &s->id)) {
+			char uuid[BSC_UUID_LEN + 1], first[WHY_LEN];
+
+			bsc_uuid_format(&s->id, uuid);
+			snprintf(first, sizeof(first), "%s", why);
+			say(why, ret, "snapshot %s was destroyed while this "
+			    "command grew the file: nothing was given to it "
+			    "(%s)", uuid, first);
+		}
+	}
 	sf_size(s->f, &g->new_size);
 	sf_ranges_free(&new);
 	sf_ranges_free(&usable);
