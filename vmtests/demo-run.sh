@@ -54,8 +54,8 @@ echo
 	-device virtio-serial-pci \
 	-chardev "file,id=results,path=$out" \
 	-device virtserialport,chardev=results,name=results \
-	-drive "file=$disks/root.img,if=virtio,format=raw,cache=unsafe,$zero" \
-	-drive "file=$disks/backup.img,if=virtio,format=raw,cache=unsafe,$zero") \
+	-drive "file=$disks/root.img,if=virtio,format=raw,cache=unsafe,werror=report,rerror=report,$zero" \
+	-drive "file=$disks/backup.img,if=virtio,format=raw,cache=unsafe,werror=report,rerror=report,$zero") \
 	> "$outdir/qemu.log" 2>&1 &
 qpid=$!
 # Stream the transcript while QEMU runs; tail ends after QEMU does. The
