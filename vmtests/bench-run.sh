@@ -74,14 +74,14 @@ boot() {
 	for gib in ${sizes//,/ }; do [ $((gib * 15 / 100)) -gt $big ] && big=$((gib * 15 / 100)); done
 	truncate -s "${big}G" "$disks/vdd.img"
 	for img in vda vdb vdc; do
-		drives+=(-drive "file=$disks/$img.img,if=virtio,format=raw,cache=unsafe")
+		drives+=(-drive "file=$disks/$img.img,if=virtio,format=raw,cache=unsafe,werror=report,rerror=report")
 	done
 	zero=detect-zeroes=unmap,discard=unmap
-	drives+=(-drive "file=$disks/vdd.img,if=virtio,format=raw,cache=unsafe,$zero")
+	drives+=(-drive "file=$disks/vdd.img,if=virtio,format=raw,cache=unsafe,werror=report,rerror=report,$zero")
 	i=0
 	for gib in ${sizes//,/ }; do
 		truncate -s "${gib}G" "$disks/scale$i.img"
-		drives+=(-drive "file=$disks/scale$i.img,if=virtio,format=raw,cache=unsafe,$zero")
+		drives+=(-drive "file=$disks/scale$i.img,if=virtio,format=raw,cache=unsafe,werror=report,rerror=report,$zero")
 		i=$((i + 1))
 	done
 
