@@ -77,7 +77,21 @@ else
 	pass "stuck-guest-reported-soon (${took}s)"
 fi
 
-# 2. The guests' disks on a 128 MiB tmpfs: the guest's writes fail and
+# 2. A kernel complaint during the cleanup after a test fails that test
+# (on bd1bbe7 the cleanup ran after the test's result and its console
+# window: nothing saw it).
+harness_case cleanup "$outdir/cleanup" harness-warning-during-cleanup harness-passes
+why=$(common_failure)
+if [ -z "$why" ] && ! grep -qE '^FAIL harness-warning-during-cleanup: kernel reported: (\[ *[0-9.]+\] )?WARNING: harness self-test, printed during the cleanup' <<< "$out"; then
+	why="no 'kernel reported: WARNING' line for harness-warning-during-cleanup"
+fi
+if [ -n "$why" ]; then
+	fail "cleanup-warning-fails-test: $why"
+else
+	pass "cleanup-warning-fails-test"
+fi
+
+# 3. The guests' disks on a 128 MiB tmpfs: the guest's writes fail and
 # it goes on to the next test; the host says its file system was full.
 mkdir -p "$full"
 if [ "$(id -u)" -ne 0 ]; then
