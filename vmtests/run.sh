@@ -180,8 +180,9 @@ disk() {
 # watch_guest PID RESULTS BUDGET: end the guest (QEMU's PID) when a test
 # ran past its timeout and a grace without a result: a test stuck where
 # SIGKILL does not reach (uninterruptible sleep) stops the guest's init,
-# and the budget of a whole run is hours. Also bounds the boot, the gaps
-# between tests (the guest's cleanup) and the whole run (BUDGET). Writes
+# and the budget of a whole run is hours. Also bounds the cleanup after
+# a test (from its ENDED line), the boot, the gaps between tests and the
+# whole run (BUDGET). Writes
 # what it gave up on to RESULTS.stall, and a progress line on fd 3 as
 # each test starts.
 watch_guest() {
@@ -194,7 +195,7 @@ watch_guest() {
 		buf=$(cat "$res" 2>/dev/null; echo .)
 		buf=${buf%.}
 		buf=${buf%"${buf##*$'\n'}"}
-		lines=$(grep -aE '^(BOOTED|START|RESULT|REBOOT|DONE)( |$)' <<< "$buf")
+		lines=$(grep -aE '^(BOOTED|START|ENDED|RESULT|REBOOT|DONE)( |$)' <<< "$buf")
 		line=$(tail -n 1 <<< "$lines")
 		if [ "$line" != "$last" ]; then
 			last=$line since=$SECONDS
@@ -216,6 +217,8 @@ watch_guest() {
 			else
 				case "$last" in
 				"START "*) echo "stopped answering: no result ${limit}s after the test started (its timeout is $(test_timeout "$t")s)" ;;
+				"ENDED "*) t=${last#ENDED }
+					echo "stopped answering in the cleanup after the test: nothing for ${limit}s after its script ended (${t#* })" ;;
 				"") echo "not booted after ${limit}s" ;;
 				*) echo "stopped answering: nothing for ${limit}s after '$last'" ;;
 				esac
@@ -362,7 +365,9 @@ while [ ${#remaining[@]} -gt 0 ]; do
 		fi
 	done
 	if [ -n "$current" ]; then
-		# The guest stopped while this test ran: it died or hung.
+		# The guest stopped while this test ran (or its cleanup): it
+		# died or hung.
+		grep -a "^LOG $current " "$res" | sed "s/^LOG $current /    | /"
 		why=$(grep -aE 'Kernel panic|BUG:|Oops|general protection' "$con" | head -n 1 | sed 's/^\[[ 0-9.]*\] //')
 		if ! grep -aq "^BOOTED" "$res"; then
 			stall=$(cat "$res.stall" 2>/dev/null)
@@ -376,11 +381,11 @@ while [ ${#remaining[@]} -gt 0 ]; do
 		fi
 		record "$current" "FAIL $why"
 	elif [ -s "$res.stall" ]; then
-		# Between tests: the guest's cleanup after a result, or its
-		# power-off. The test's own verdict stands; this is one more.
+		# Between tests: after a result (its END, the power-off, the
+		# final sync). The test's own verdict stands; this is one more.
 		t=$(grep -a '^RESULT ' "$res" | tail -n 1 | cut -d' ' -f2)
 		if [ -n "$t" ]; then
-			echo "FAIL guest-after-$t: the guest, after that test's result (in the cleanup after it, or the power-off), $(cat "$res.stall"); see $con"
+			echo "FAIL guest-after-$t: the guest, after that test's result (its power-off, or the final sync), $(cat "$res.stall"); see $con"
 		else
 			echo "FAIL guest-after-boot: the guest, booted but before its first test, $(cat "$res.stall"); see $con"
 		fi
