@@ -610,6 +610,7 @@ for p in /sys/module/blksnap/parameters/*; do
 	info "module.$(basename "$p")" "$(cat "$p")"
 done
 guest_cleanup > /dev/null 2>&1
+dmesg -c > /dev/null
 
 for s in $(list "$SECTIONS"); do
 	progress "section $s"
@@ -621,10 +622,11 @@ for s in $(list "$SECTIONS"); do
 		out "ERROR $s $(grep '^FAIL:' "/tmp/bench-$s.log" | tail -n 1 | cut -c7-) (exit $rc)"
 		tail -n 15 "/tmp/bench-$s.log" | while IFS= read -r l; do out "LOG $s: $l"; done
 	fi
+	# A complaint while the section's leftovers are removed is its own.
+	guest_cleanup > /dev/null 2>&1
 	bad=$(dmesg | grep -E "$KERNEL_BAD_PATTERN" | grep -v 'Call Trace' | head -n 1)
 	[ -n "$bad" ] || bad=$(dmesg | grep -E "$KERNEL_BAD_PATTERN" | head -n 1)
 	[ -n "$bad" ] && out "ERROR $s kernel reported: $bad"
 	dmesg -c > /dev/null
-	guest_cleanup > /dev/null 2>&1
 done
 exit 0
