@@ -18,13 +18,7 @@ f=/mnt/o/snap.diff
 id=$(snap_take $f 32M /mnt/o) || exit 1
 
 # The file lock is add's first flock(2): state records are read unlocked.
-strace -qq -o /dev/null -e trace=flock \
-	-e inject=flock:delay_enter=4000000:when=1 \
-	blksnap-storage add --snapshot "$id" $f 16M > /tmp/add.out 2>&1 &
-add=$!
-sleep 2
-run blksnap-storage destroy "$id"
-wait $add && fail "add went on with a destroyed snapshot: $(cat /tmp/add.out)"
+add_overtaken_by_destroy "$id" 1 --snapshot "$id" $f 16M
 grep -q "no such snapshot" /tmp/add.out &&
 	fail "add was too slow: it started after the destroy, nothing raced"
 lsattr $f | cut -d' ' -f1 | grep -q i &&

@@ -482,6 +482,23 @@ lines_and() {
 	awk -v bf="$2" 'BEGIN { while ((getline l < bf) > 0) b[l] = 1 } $0 in b' "$1"
 }
 
+# add_overtaken_by_destroy ID FLOCK ARGS...: 'blksnap-storage add ARGS'
+# under strace, its FLOCK-th flock(2) held back 4 s, while 'destroy ID'
+# runs 2 s after the add started; the add must fail. Its output is left
+# in /tmp/add.out, its flock and mkdir calls in /tmp/add.trace.
+add_overtaken_by_destroy() {
+	local id=$1 when=$2 add
+	shift 2
+	strace -qq -o /tmp/add.trace -e trace=flock,mkdir \
+		-e inject=flock:delay_enter=4000000:when="$when" \
+		blksnap-storage add "$@" > /tmp/add.out 2>&1 &
+	add=$!
+	sleep 2
+	run blksnap-storage destroy "$id"
+	wait $add && fail "add went on with a destroyed snapshot: $(cat /tmp/add.out)"
+	return 0
+}
+
 # note TEXT: log it, and put it on the console too (kept even on a pass).
 note() {
 	log "$*"
