@@ -38,7 +38,7 @@ vmtest: $(if $(filter 1,$(VM_SKIP_KERNEL)),,kernel) cli $(INITRAMFS) ## run the 
 
 # The harness's own promises (a stuck guest, a full host file system).
 .PHONY: harness-test
-harness-test: $(if $(filter 1,$(VM_SKIP_KERNEL)),,kernel) cli $(INITRAMFS) ## check that the VM harness reports stuck guests, a full host disk, and kernel complaints seen only on the console or during the cleanup
+harness-test: $(if $(filter 1,$(VM_SKIP_KERNEL)),,kernel) cli $(INITRAMFS) ## check that the VM harness reports stuck guests and cleanups, a full host disk, and kernel complaints seen only on the console or during the cleanup
 	@VM_TIMEOUT_SCALE=$(or $(VM_TIMEOUT_SCALE),1) VM_APPEND="$(VM_APPEND)" \
 		scripts/harness-test.sh $(BZIMAGE) $(INITRAMFS) $(BUILD)/harness-test$(if $(filter 1,$(DEBUG)),-debug)
 

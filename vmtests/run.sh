@@ -12,8 +12,9 @@
 #        VM_MEM (MiB, default 2048), VM_CPUS (default 2),
 #        VM_JOBS (guests at once, default 1),
 #        VM_STALL_GRACE (seconds, default 120, times VM_TIMEOUT_SCALE): how
-#        long past a test's timeout the host waits for its result before
-#        it ends a guest that stopped answering,
+#        long past a test's timeout, or after its script ended (its
+#        cleanup), the host waits for its result before it ends a guest
+#        that stopped answering,
 #        VM_KEEP_DISKS=1 to keep the last guest's disks in OUTDIR/disks.
 # While guests run, a "  START name" line tells which test each one is
 # on; the PASS/FAIL lines follow when a guest has ended.
