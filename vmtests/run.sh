@@ -178,6 +178,77 @@ disk() {
 	esac
 }
 
+# vcpu_where MONITOR: where each vCPU of a guest that stopped answering
+# is, asked of QEMU's monitor socket before the guest is killed: the
+# registers of every vCPU and 64 words of its stack go to MONITOR.cpus,
+# and one line names the function of each vCPU's RIP and the kernel text
+# addresses on its stack (System.map next to the kernel, which is not
+# relocatable), outermost last: a guest frozen with no kernel report
+# (both vCPUs spinning with interrupts off) leaves at least this.
+vcpu_where() {
+	local mon=$1 map
+	map=$(dirname "$bzimage")/../../../System.map
+	[ -S "$mon" ] || return 0
+	timeout 20 python3 - "$mon" "$map" > "$mon.cpus" 2> /dev/null <<'PY' || return 0
+import bisect, re, socket, sys, time
+mon, mapfile = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(3)
+s.connect(mon)
+def ask(cmd, wait=1.0):
+    if cmd:
+        s.sendall(cmd.encode() + b"\n")
+    out, end = b"", time.time() + wait
+    while time.time() < end:
+        try:
+            d = s.recv(1 << 16)
+        except socket.timeout:
+            break
+        if not d:
+            break
+        out += d
+    return out.decode("latin-1")
+ask("", 0.5)
+regs = ask("info registers -a", 2.0)
+rsps = re.findall(r"RSP=([0-9a-f]{16})", regs)
+stacks = [ask("cpu %d" % i, 0.3) + ask("x/64gx 0x%s" % rsp, 1.0)
+          for i, rsp in enumerate(rsps)]
+print(regs)
+for i, st in enumerate(stacks):
+    print("CPU#%d stack:" % i)
+    print(st)
+syms = []
+try:
+    for l in open(mapfile):
+        a, t, n = l.split()[:3]
+        if t in "tTwW":
+            syms.append((int(a, 16), n))
+except OSError:
+    pass
+syms.sort()
+addrs = [a for a, _ in syms]
+def name(v):
+    i = bisect.bisect_right(addrs, v) - 1
+    if i < 0 or v - addrs[i] > 0x10000:
+        return None
+    return "%s+0x%x" % (syms[i][1], v - addrs[i])
+rips = [int(x, 16) for x in re.findall(r"RIP=([0-9a-f]{16})", regs)]
+parts = []
+for i, rip in enumerate(rips):
+    words = [int(w, 16) for w in re.findall(r"0x([0-9a-f]{16})", stacks[i] if i < len(stacks) else "")]
+    calls = [n for n in (name(w) for w in words) if n]
+    seen = []
+    for n in calls:
+        if n.split("+")[0] not in [x.split("+")[0] for x in seen]:
+            seen.append(n)
+    parts.append("vCPU%d at %s%s" % (i, name(rip) or hex(rip),
+                 (" [stack: " + " ".join(seen[:8]) + "]") if seen else ""))
+sys.stderr.write("")
+print("WHERE " + "; ".join(parts))
+PY
+	grep -a '^WHERE ' "$mon.cpus" | cut -c7-
+}
+
 # watch_guest PID RESULTS BUDGET: end the guest (QEMU's PID) when a test
 # ran past its timeout and a grace without a result: a test stuck where
 # SIGKILL does not reach (uninterruptible sleep) stops the guest's init,
@@ -189,7 +260,7 @@ disk() {
 watch_guest() {
 	local pid=$1 res=$2 budget=$3 grace=$((${VM_STALL_GRACE:-120} * tscale))
 	local last='' line lines since=$SECONDS start=$SECONDS limit t shown=0 n
-	local buf
+	local buf where
 	# QEMU is this shell's only job: its PID, once reaped, may be reused.
 	while [ -n "$(jobs -pr)" ]; do
 		# A line QEMU has not finished writing is not read yet.
@@ -224,6 +295,10 @@ watch_guest() {
 				*) echo "stopped answering: nothing for ${limit}s after '$last'" ;;
 				esac
 			fi > "$res.stall"
+			where=$(vcpu_where "${res%.results}.mon")
+			[ -n "$where" ] && printf '%s; vCPUs: %s (%s)\n' \
+				"$(head -n 1 "$res.stall")" "$where" \
+				"${res%.results}.mon.cpus" > "$res.stall"
 			kill -KILL "$pid" 2>/dev/null
 			break
 		fi
@@ -236,7 +311,7 @@ watch_guest() {
 
 # boot NAME TESTS...: one guest run; the results land in $outdir/NAME.*
 boot() {
-	local name=$1 budget=60 t accel append
+	local name=$1 budget=60 t accel append mon
 	shift
 	# The kernel command line holds 2047 bytes on x86; a longer one is
 	# cut (the patched kernel) or keeps Debian's kernel from booting at
@@ -258,9 +333,13 @@ boot() {
 	fallocate -n -l 8M "$outdir/$name.console" 2>/dev/null
 	rm -f "$outdir/$name.results.stall"
 	accel=${VM_ACCEL:-tcg}
+	# A monitor socket, for vcpu_where() (a socket path has 107 bytes).
+	mon=none
+	rm -f "$outdir/$name.mon" "$outdir/$name.mon.cpus"
+	[ ${#outdir} -lt 90 ] && mon="unix:$outdir/$name.mon,server=on,wait=off"
 	qemu-system-x86_64 \
 		-accel "$accel" -m "${VM_MEM:-2048}" -smp "${VM_CPUS:-2}" \
-		-display none -monitor none -no-reboot \
+		-display none -monitor "$mon" -no-reboot \
 		-kernel "$bzimage" -initrd "$initramfs" \
 		-append "$append" \
 		-chardev "file,id=console,path=$outdir/$name.console,append=on" \
