@@ -7,13 +7,5 @@
 # timeout: 30
 . /tests/common.sh
 
-dmsetup create --noudevsync harness-hung --table "0 524288 linear /dev/vdb 0" ||
-	fail "dmsetup create harness-hung failed"
-dmsetup mknodes
-mkfs_of ext4 /dev/mapper/harness-hung
-mkdir -p /tmp/harness-hung && run mount /dev/mapper/harness-hung /tmp/harness-hung
-dd if=/dev/zero of=/tmp/harness-hung/dirty bs=1M count=4 2> /dev/null ||
-	fail "cannot write the dirty data"
-dmsetup suspend --noudevsync --nolockfs --noflush harness-hung ||
-	fail "dmsetup suspend harness-hung failed"
+dirty_suspended_fs harness-hung /dev/vdb
 exit 0

@@ -499,6 +499,24 @@ add_overtaken_by_destroy() {
 	return 0
 }
 
+# dirty_suspended_fs NAME DISK: an ext4 on dm device NAME (256 MiB of
+# DISK) mounted on /tmp/NAME, outside /mnt where guest_cleanup does not
+# unmount it, with 4 MiB of dirty data, then the device suspended without
+# a flush: any sync waits until 'dmsetup resume NAME' (the harness's
+# cleanup cases). The data is written before the suspend: a write after
+# it can block reading the block bitmaps.
+dirty_suspended_fs() {
+	dmsetup create --noudevsync "$1" --table "0 524288 linear $2 0" ||
+		fail "dmsetup create $1 failed"
+	dmsetup mknodes
+	mkfs_of ext4 "/dev/mapper/$1"
+	mkdir -p "/tmp/$1" && run mount "/dev/mapper/$1" "/tmp/$1"
+	dd if=/dev/zero of="/tmp/$1/dirty" bs=1M count=4 2> /dev/null ||
+		fail "cannot write the dirty data"
+	dmsetup suspend --noudevsync --nolockfs --noflush "$1" ||
+		fail "dmsetup suspend $1 failed"
+}
+
 # note TEXT: log it, and put it on the console too (kept even on a pass).
 note() {
 	log "$*"
