@@ -180,6 +180,19 @@ static void diff_io_submit_list(struct diff_io *diff_io,
 	}
 }
 
+/*
+ * Drops the submitter's reference and, for a sync diff_io, waits for the
+ * end. @is_sync_io was read before any bio was sent: an async diff_io may
+ * be freed as soon as the reference is dropped (see diff_io_do()).
+ */
+static void diff_io_end_submit(struct diff_io *diff_io, bool is_sync_io)
+{
+	if (atomic_dec_and_test(&diff_io->bio_count))
+		diff_io_complete(diff_io);
+	if (is_sync_io)
+		wait_for_completion_io(&diff_io->notify.sync.completion);
+}
+
 /**
  * diff_io_do() - Read or write a region through a diff buffer.
  * @diff_io:
@@ -198,12 +211,15 @@ static void diff_io_submit_list(struct diff_io *diff_io,
  *
  * Return: 0 if the I/O was started (and, for a sync diff_io, finished: its
  * result is in &diff_io.error), or -EAGAIN, -ENOMEM, -EINVAL if nothing
- * was submitted.
+ * was submitted. After 0, an async diff_io, @diff_region and @diff_buffer
+ * belong to the diff_io's callback, which may already have run: the
+ * caller must not touch them.
  */
 int diff_io_do(struct diff_io *diff_io, struct diff_region *diff_region,
 	       struct diff_buffer *diff_buffer, const bool is_nowait)
 {
 	gfp_t gfp = is_nowait ? GFP_NOWAIT | __GFP_NOWARN : GFP_NOIO;
+	const bool is_sync_io = diff_io->is_sync_io;
 	struct bio_list bios;
 	sector_t offset = 0;
 	struct bio *bio;
@@ -226,7 +242,12 @@ int diff_io_do(struct diff_io *diff_io, struct diff_region *diff_region,
 		return -EAGAIN;
 
 	bio_list_init(&bios);
-	/* One reference for the submitter, so the end cannot come early. */
+	/*
+	 * One reference for the submitter, so the end cannot come early.
+	 * Once it is dropped, an async diff_io belongs to its completion,
+	 * whose callback may free it, the region and the buffer on another
+	 * CPU before this returns: touch none of them after that.
+	 */
 	atomic_set(&diff_io->bio_count, 1);
 
 	while (offset < diff_region->count) {
@@ -241,11 +262,7 @@ int diff_io_do(struct diff_io *diff_io, struct diff_region *diff_region,
 			diff_io_submit_list(diff_io, &bios);
 	}
 	diff_io_submit_list(diff_io, &bios);
-
-	if (atomic_dec_and_test(&diff_io->bio_count))
-		diff_io_complete(diff_io);
-	if (diff_io->is_sync_io)
-		wait_for_completion_io(&diff_io->notify.sync.completion);
+	diff_io_end_submit(diff_io, is_sync_io);
 	return 0;
 
 fail:
@@ -260,9 +277,6 @@ fail:
 	 * bios already submitted complete the diff_io with an error.
 	 */
 	WRITE_ONCE(diff_io->error, -ENOMEM);
-	if (atomic_dec_and_test(&diff_io->bio_count))
-		diff_io_complete(diff_io);
-	if (diff_io->is_sync_io)
-		wait_for_completion_io(&diff_io->notify.sync.completion);
+	diff_io_end_submit(diff_io, is_sync_io);
 	return 0;
 }
