@@ -51,7 +51,7 @@ touch "$root/etc/mtab"
 
 # Host tools the tests use, with their libraries.
 tools="mke2fs e2fsck debugfs filefrag chattr lsattr mkfs.xfs xfs_repair xfs_io xfs_db
-       fio dmsetup losetup blockdev fallocate flock blkdiscard strace"
+       fio dmsetup losetup blockdev fallocate flock blkdiscard strace chrt"
 for t in $tools; do
 	path=$(command -v "$t" || true)
 	[ -n "$path" ] || { echo "mkinitramfs: $t not found on the host" >&2; exit 1; }

@@ -49,7 +49,7 @@ static void tracked_device_free(struct tracked_device *tr_dev)
  * Documentation/block/blksnap.rst, "Locking"; this lock is taken inside
  * freeze_bdev() and outside every chunk's lock.
  */
-DEFINE_STATIC_PERCPU_RWSEM(tracker_submit_lock);
+static struct percpu_rw_semaphore tracker_submit_lock;
 static LIST_HEAD(tracked_device_list);
 static DEFINE_SPINLOCK(tracked_device_lock);
 static refcount_t trackers_counter = REFCOUNT_INIT(1);
@@ -500,6 +500,17 @@ void tracker_release_snapshot(struct tracker *tracker)
 
 int tracker_init(void)
 {
+	int ret;
+
+	/*
+	 * Not DEFINE_STATIC_PERCPU_RWSEM: percpu_free_rwsem() would free its
+	 * static per-cpu counter, and without it the module could be freed
+	 * with rcu_sync_func queued on the lock (see tracker_done()).
+	 */
+	ret = percpu_init_rwsem(&tracker_submit_lock);
+	if (ret)
+		return ret;
+
 	INIT_WORK(&tracker_release_worker.work, tracker_release_work);
 	INIT_LIST_HEAD(&tracker_release_worker.list);
 	spin_lock_init(&tracker_release_worker.lock);
@@ -587,6 +598,14 @@ void tracker_done(void)
 	tracker_wait_for_release();
 	/* The last tracker_free() may still be returning from the work. */
 	flush_work(&tracker_release_worker.work);
+	/*
+	 * Every percpu_up_write() (take, snapshot release) queues an RCU
+	 * callback on the lock, which may re-queue itself once (GP_REPLAY);
+	 * delete_module() does not wait for callbacks. rcu_sync_dtor() turns
+	 * GP_REPLAY into GP_EXIT and waits with rcu_barrier(): nothing of
+	 * the lock is left queued when the module's memory goes.
+	 */
+	percpu_free_rwsem(&tracker_submit_lock);
 }
 
 struct tracker *tracker_create_or_get(dev_t dev_id)
