@@ -159,7 +159,15 @@ image_of() {
 
 # Remove what a test may have left, so that the next one starts clean.
 guest_cleanup() {
-	local id
+	local id gp mask rt exp
+	# Scheduling and RCU settings of a test killed before its own trap
+	# (module-unload-waits-for-rcu-callback): "PID MASK RT EXPEDITED".
+	if read -r gp mask rt exp < /tmp/sched-restore 2> /dev/null; then
+		taskset -p "$mask" "$gp" > /dev/null 2>&1
+		echo "$rt" > /proc/sys/kernel/sched_rt_runtime_us
+		echo "$exp" > /sys/kernel/rcu_expedited
+		rm -f /tmp/sched-restore
+	fi
 	grep -E ' /mnt' /proc/mounts | cut -d' ' -f2 | sort -r | while read -r m; do
 		umount "$m" || umount -l "$m"
 	done

@@ -1,12 +1,13 @@
 # blksnap.ko must not go while an RCU callback is queued on its own data.
-# tracker_submit_lock, a percpu rw-semaphore in the module's .data, queues
-# rcu_sync_func on itself (rss.cb_head) at every percpu_up_write(), that
-# is at every take and every snapshot release. delete_module() only waits
+# tracker_submit_lock, a percpu rw-semaphore in the module's data, queues
+# rcu_sync_func on itself (rss.cb_head) at its first percpu_up_write()
+# after a grace period (a take, a snapshot's release); another one before
+# the callback ran makes it re-queue itself once. delete_module() only waits
 # for one grace period (free_module's synchronize_rcu), never for the
 # callbacks (no rcu_barrier): the module has to, in its exit.
 # Here no normal grace period can end while the callback is queued and the
-# module unloaded: the RCU grace-period kthread is bound to CPU 1, which a
-# SCHED_FIFO busy loop keeps (RT throttling off), and synchronize_rcu() is
+# module unloaded: the test pins the RCU grace-period kthread to CPU 1,
+# which a SCHED_FIFO busy loop keeps (RT throttling off), and synchronize_rcu() is
 # made expedited (/sys/kernel/rcu_expedited), so that the unload itself
 # needs no normal grace period. First a calibration: with nothing queued,
 # rmmod must finish during such a stall and the kthread must not run.
@@ -16,11 +17,13 @@
 # queue the callback, the second one making it re-queue itself once
 # (GP_REPLAY). An rmmod that returns before any grace period has ended
 # freed the module under the queued callback (the guest then oopses in
-# rcu_do_batch() when the stall ends: a page fault at the module's freed
-# .data). The fixed module waits in percpu_free_rwsem() (rcu_barrier)
-# until the stall ends.
+# rcu_do_batch(), called from rcu_core(), when the stall ends: a page fault
+# at the module's freed data). The fixed module waits in
+# percpu_free_rwsem() (rcu_barrier) until the stall ends.
 # Failed on 9023b4c: rmmod returned during the stall, and the guest oopsed
-# in rcu_core() (page fault at the module's freed .data) when it ended.
+# (page fault in rcu_cblist_dequeue(), from rcu_core()) when it ended.
+# Should this test be killed (its timeout), the guest's cleanup restores
+# what it changed (see guest_cleanup); the busy loop ends by itself.
 # Needs 2 CPUs and util-linux chrt in the initramfs.
 # timeout: 120
 . /tests/common.sh
@@ -44,6 +47,7 @@ gp_mask=$(taskset -p "$gp") || fail "cannot read the affinity of the grace-perio
 gp_mask=${gp_mask##*: }
 rt=$(cat /proc/sys/kernel/sched_rt_runtime_us)
 exp=$(cat /sys/kernel/rcu_expedited)
+echo "$gp $gp_mask $rt $exp" > /tmp/sched-restore
 hog=
 restore() {
 	if [ -n "$hog" ]; then
@@ -54,6 +58,7 @@ restore() {
 	taskset -p "$gp_mask" "$gp" > /dev/null 2>&1
 	echo "$rt" > /proc/sys/kernel/sched_rt_runtime_us
 	echo "$exp" > /sys/kernel/rcu_expedited
+	rm -f /tmp/sched-restore
 }
 trap restore EXIT
 
@@ -67,11 +72,15 @@ echo 1 > /sys/kernel/rcu_expedited || fail "cannot make synchronize_rcu() expedi
 
 # The stall ends by itself after 16 s at the latest: before the RCU stall
 # warning (21 s).
+# busybox timeout execs the command under its own PID, with the watcher
+# apart: $! is the loop itself, which stall_stop() kills.
 stall_start() {
 	timeout -s KILL 16 taskset 2 chrt -f 10 sh -c 'while :; do :; done' &
 	hog=$!
 	sleep 1
 	running "$hog" || fail "test bug: the busy loop on CPU 1 did not start"
+	[ "$(cat "/proc/$hog/comm" 2> /dev/null)" = sh ] ||
+		fail "test bug: \$! is not the busy loop (a timeout that does not exec?)"
 }
 stall_stop() {
 	kill -KILL "$hog" 2> /dev/null
@@ -105,6 +114,7 @@ wait_for $limit eval '! running $rm'
 n1=$(gp_runs)
 if running $rm || ! running "$hog"; then
 	stall_stop
+	wait_for 30 eval '! running $rm' || fail "test setup: rmmod still runs 30 s after the stall ended"
 	wait $rm
 	fail "test setup: with nothing queued, rmmod did not finish in ${limit}s while normal grace periods were held off (something in the unload waits for one, or for a task left on CPU 1)"
 fi

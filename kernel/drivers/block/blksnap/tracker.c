@@ -4,6 +4,7 @@
 #include <linux/slab.h>
 #include <linux/blk-mq.h>
 #include <linux/sched/mm.h>
+#include <linux/percpu-rwsem.h>
 #include <uapi/linux/blksnap.h>
 #include "params.h"
 #include "tracker.h"
@@ -47,7 +48,8 @@ static void tracked_device_free(struct tracked_device *tr_dev)
  * Write side: take and destroy, so that the trackers switch with no write
  * between its CBT mark and its copy decision. Lock order of the whole driver:
  * Documentation/block/blksnap.rst, "Locking"; this lock is taken inside
- * freeze_bdev() and outside every chunk's lock.
+ * freeze_bdev() and outside every chunk's lock. Set up in tracker_init(),
+ * freed last in tracker_done(), which waits for its RCU callback.
  */
 static struct percpu_rw_semaphore tracker_submit_lock;
 static LIST_HEAD(tracked_device_list);
@@ -599,9 +601,10 @@ void tracker_done(void)
 	/* The last tracker_free() may still be returning from the work. */
 	flush_work(&tracker_release_worker.work);
 	/*
-	 * Every percpu_up_write() (take, snapshot release) queues an RCU
-	 * callback on the lock, which may re-queue itself once (GP_REPLAY);
-	 * delete_module() does not wait for callbacks. rcu_sync_dtor() turns
+	 * The first percpu_up_write() (take, snapshot release) after a grace
+	 * period queues an RCU callback on the lock; another one before it
+	 * ends makes it re-queue itself once (GP_REPLAY). delete_module()
+	 * does not wait for callbacks. rcu_sync_dtor() turns
 	 * GP_REPLAY into GP_EXIT and waits with rcu_barrier(): nothing of
 	 * the lock is left queued when the module's memory goes.
 	 */
