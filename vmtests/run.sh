@@ -243,7 +243,6 @@ for i, rip in enumerate(rips):
             seen.append(n)
     parts.append("vCPU%d at %s%s" % (i, name(rip) or hex(rip),
                  (" [stack: " + " ".join(seen[:8]) + "]") if seen else ""))
-sys.stderr.write("")
 print("WHERE " + "; ".join(parts))
 PY
 	grep -a '^WHERE ' "$mon.cpus" | cut -c7-
