@@ -37,7 +37,7 @@ COLORS = {"blksnap_other": "#1f77b4", "blksnap_same": "#74a9cf",
 
 def parse(paths):
     r = {"values": {}, "fio": {}, "info": {}, "log": [], "errors": [],
-         "done": False}
+         "profile": {}, "done": False}
     for path in paths:
         try:
             f = open(path, encoding="utf-8", errors="replace")
@@ -66,6 +66,9 @@ def parse(paths):
                     r["info"][k] = v
                 elif kind == "LOG":
                     r["log"].append(rest)
+                elif kind == "PROFILE":
+                    k, _, v = rest.partition(" ")
+                    r["profile"].setdefault(k, []).append(v)
                 elif kind == "ERROR":
                     r["errors"].append(rest)
                 elif kind == "DONE":
@@ -214,12 +217,45 @@ def cpu_ticks(v, key):
     return {f: v.get(f"{key}.cpu.{f}") for f in ("user", "sys", "idle", "iowait", "irq")}
 
 
+def merge_passes(summ, values):
+    """bench.sh reads each figure in interleaved passes (read.KEY.pN): one
+    summary per figure (read.KEY) from their sums, bytes over seconds, and
+    the counters of its passes added up under its key (p99: the largest of
+    the passes' p99)."""
+    parts = {}
+    for k in summ:
+        m = re.match(r"(read\..*\.r\d+)\.p\d+$", k)
+        if m:
+            parts.setdefault(m.group(1), []).append(k)
+    out = {k: s for k, s in summ.items() if not re.search(r"\.p\d+$", k)}
+    vals = dict(values)
+    for key, ks in parts.items():
+        ss = [summ[k] for k in ks]
+        ios = sum(s["ios"] for s in ss)
+        secs = sum(s["runtime_s"] for s in ss)
+        nbytes = sum(s["bytes"] for s in ss)
+        out[key] = {
+            "dir": ss[0]["dir"], "ios": ios, "bytes": nbytes, "runtime_s": secs,
+            "mb_s": nbytes / secs / 1e6 if secs else 0.0,
+            "iops": ios / secs if secs else 0.0,
+            "lat_mean_us": sum(s["lat_mean_us"] * s["ios"] for s in ss) / ios if ios else 0.0,
+            "lat_p99_us": max(s["lat_p99_us"] for s in ss),
+            "passes": len(ss),
+        }
+        for k in ks:
+            for vk, x in values.items():
+                if vk.startswith(k + "."):
+                    mk = key + vk[len(k):]
+                    vals[mk] = vals.get(mk, 0.0) + x
+    return out, vals
+
+
 def read_figures(R):
     """Image reads: the origin, blksnap's image and dm's snapshot device read
     back to back in each repetition (bench.sh's section_read)."""
     fio = R["fio"]
-    v = R["values"]
-    summ = {k: fio_summary(j) for k, j in fio.items() if k.startswith("read.")}
+    summ, v = merge_passes({k: fio_summary(j) for k, j in fio.items()
+                            if k.startswith("read.")}, R["values"])
     reps = sorted(int(m.group(1)) for k in summ
                   for m in [re.match(r"read\.origin\.unchanged\.direct\.r(\d+)$", k)] if m)
     rows = {}
@@ -716,8 +752,17 @@ def main():
         f.write(head + md)
     with open(f"{a.out}/results.svg", "w") as f:
         f.write(chart(F, R))
+    written = ["results.json", "results.md", "results.svg"]
+    if R["profile"]:
+        # bench.profile=1: one flat profile per read kind, as perf gave it.
+        with open(f"{a.out}/profile.txt", "w") as f:
+            for k, lines in R["profile"].items():
+                f.write(f"{k} (perf record -a, cpu-clock; share of all samples)\n")
+                f.writelines(f"  {ln}\n" for ln in lines)
+                f.write("\n")
+        written.append("profile.txt")
     sys.stdout.write(head + md)
-    print(f"\nwritten: {a.out}/results.json, {a.out}/results.md, {a.out}/results.svg")
+    print("\nwritten: " + ", ".join(f"{a.out}/{w}" for w in written))
     return 1 if errs else 0
 
 

@@ -17,11 +17,14 @@
 # Parameters on the kernel command line (defaults in brackets):
 #   bench.sections=write,read,scale,growth   bench.region=MiB [128]
 #   bench.reps=N [1]   bench.rewrite_ios=N [2048]   bench.scale=GiB,.. [16]
-#   bench.read_loops=N passes of each read [4]
+#   bench.read_loops=N interleaved passes of each read figure [4]
 #   bench.change=PCT,.. [1,10]   bench.change_cap=GiB of copy-on-write
 #   per step [4]   bench.lat_rounds=N [3]   bench.bursts=MiB,.. [128,256,512]
 #   bench.thresholds=MiB,.. [1,64]
 #   bench.configs=NAME,.. of the write section [none,blksnap_other,blksnap_same,dmsnap]
+#   bench.profile=1: after the read figures, one more read of each kind
+#   under `perf record -a` (needs perf in the initramfs: make bench
+#   BENCH_PROFILE=1); its flat profile goes to the host as PROFILE lines
 . /tests/common.sh
 
 port=/dev/console
@@ -32,7 +35,7 @@ done
 # --- parameters --------------------------------------------------------------
 SECTIONS=write,read,scale,growth REGION=128 REPS=1 REWRITE_IOS=2048 SCALE=16
 CHANGE=1,10 CHANGE_CAP=4 LAT_ROUNDS=3 BURSTS=128,256,512 THRESHOLDS=1,64
-CONFIGS=none,blksnap_other,blksnap_same,dmsnap READ_LOOPS=4
+CONFIGS=none,blksnap_other,blksnap_same,dmsnap READ_LOOPS=4 PROFILE=0
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	bench.sections=*) SECTIONS=${arg#*=} ;;
@@ -47,6 +50,7 @@ for arg in $(cat /proc/cmdline); do
 	bench.thresholds=*) THRESHOLDS=${arg#*=} ;;
 	bench.configs=*) CONFIGS=${arg#*=} ;;
 	bench.read_loops=*) READ_LOOPS=${arg#*=} ;;
+	bench.profile=*) PROFILE=${arg#*=} ;;
 	esac
 done
 CHUNK=262144		# blksnap's default chunk (chunk_minimum_shift=18)
@@ -285,10 +289,16 @@ section_write() {
 # that origin, so both copy the same chunks and read back the same data.
 # Then sequential 1 MiB reads of both regions, O_DIRECT and buffered
 # (readahead), of the origin, blksnap's image and dm's snapshot device,
-# back to back for each figure, the order of the two snapshots swapped
-# from one figure to the next and from one repetition to the next: the host's speed drifts by +-20% over
-# minutes, which made a blksnap phase followed by a dm phase differ by
-# that much. All three devices get the image's read-ahead (blksnap sets
+# in single passes, interleaved: for each figure, READ_LOOPS rounds of
+# one pass of the origin, then one of each snapshot, the order of the two
+# snapshots swapped from one round to the next (ABBA) and the first one
+# swapped from one figure and repetition to the next. The host's speed
+# drifts by +-20% over seconds: when each snapshot read its region
+# READ_LOOPS times in one go (0.7 s), blksnap's and dm's figure of the
+# same repetition differed by up to 1.5x either way, and the median of 5
+# landed on either side of 1.0 from one run to the next. A pass of 256 MiB
+# lasts about 0.2 s under TCG; the report adds up the passes of a figure.
+# All three devices get the image's read-ahead (blksnap sets
 # io_opt to its chunk, so its default is twice the chunk, dm's 128 KiB),
 # so that buffered reads compare the drivers, not their defaults.
 # What still differs: blksnap's changed data is read from a file on xfs,
@@ -297,46 +307,70 @@ section_write() {
 # filter on vdb (a lookup that finds no snapshot bio to copy). The
 # storage file takes REGION + 64 MiB of the 1 GiB vda: bench.region
 # up to 850.
-# Each read goes over its region READ_LOOPS times: one pass of 256 MiB
-# lasts about 0.2 s under TCG, too short to rise above the host's noise.
-# fio drops the device's page cache before every pass (invalidate=1, its
+# fio drops the device's page cache before its pass (invalidate=1, its
 # default), so a buffered pass reads the device again, as the first did.
-read_one() { # NAME DEV DATA MODE REP
+# read_pass NAME DEV DATA MODE REP PASS: one pass, key
+# read.NAME.DATA.MODE.rREP.pPASS.
+read_pass() {
 	local direct=0 offset=0
 	[ "$4" = direct ] && direct=1
 	[ "$3" = changed ] && offset=$REGION
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
-	fio_run "read.$1.$3.$4.r$5" --filename="$2" --rw=read --bs=1M \
+	fio_run "read.$1.$3.$4.r$5.p$6" --filename="$2" --rw=read --bs=1M \
 		--offset=${offset}M --size=${REGION}M --direct=$direct \
-		--loops=$READ_LOOPS --invalidate=1
+		--invalidate=1
 }
 
 # read_reps IMAGE: REPS repetitions of every figure.
 read_reps() {
-	local rep=1 mode data fig=0
+	local rep=1 mode data fig=0 pass
 	while [ $rep -le "$REPS" ]; do
 		for mode in direct buffered; do
 			for data in unchanged changed; do
-				read_one origin $ORIG $data $mode $rep
-				# Swapped from one figure to the next and, for
-				# each figure, from one repetition to the next.
 				fig=$((fig + 1))
-				if [ $(((fig + rep) % 2)) = 1 ]; then
-					read_one blksnap_image "$1" $data $mode $rep
-					read_one dm_snap /dev/mapper/bs $data $mode $rep
-				else
-					read_one dm_snap /dev/mapper/bs $data $mode $rep
-					read_one blksnap_image "$1" $data $mode $rep
-				fi
+				pass=1
+				while [ $pass -le "$READ_LOOPS" ]; do
+					read_pass origin $ORIG $data $mode $rep $pass
+					if [ $(((fig + rep + pass) % 2)) = 1 ]; then
+						read_pass blksnap_image "$1" $data $mode $rep $pass
+						read_pass dm_snap /dev/mapper/bs $data $mode $rep $pass
+					else
+						read_pass dm_snap /dev/mapper/bs $data $mode $rep $pass
+						read_pass blksnap_image "$1" $data $mode $rep $pass
+					fi
+					pass=$((pass + 1))
+				done
 			done
 		done
 		rep=$((rep + 1))
 	done
 }
 
+# read_profile NAME DEV DATA MODE: one more pass of a read figure under
+# perf (the cpu-clock of every CPU, the guest kernel's symbols); its
+# symbols above 0.5% to the host, a line each:
+#   PROFILE read.NAME.DATA.MODE  PERCENT  SYMBOL  [DSO]
+# The figures themselves are never measured under perf.
+read_profile() {
+	local direct=0 offset=0 key="read.$1.$3.$4"
+	[ "$4" = direct ] && direct=1
+	[ "$3" = changed ] && offset=$REGION
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	perf record -q -a -e cpu-clock -F 997 -o /tmp/perf.data -- \
+		fio --name="$key" --ioengine=psync --filename="$2" --rw=read --bs=1M \
+		--offset=${offset}M --size=${REGION}M --direct=$direct \
+		--loops=$READ_LOOPS --invalidate=1 > /tmp/perf.out 2>&1 ||
+		fail "perf record of $key failed: $(tail -n 3 /tmp/perf.out | tr '\n' ' ')"
+	perf report -i /tmp/perf.data --stdio --no-children --sort sym,dso \
+		--percent-limit 0.5 2> /dev/null |
+		awk -v k="$key" '/^ *[0-9.]+%/ { $1 = $1; print "PROFILE " k " " $0 }' > "$port"
+}
+
+
 section_read() {
-	local id img ra orig_ra
+	local id img ra orig_ra mode data
 	load_module
 	fio_run read.fill --filename=$ORIG --rw=write --bs=1M --size=$((2 * REGION))M
 	mkfs_of xfs /dev/vda
@@ -360,6 +394,17 @@ section_read() {
 	run blockdev --setra "$ra" /dev/mapper/bs
 	info read.read_ahead_sectors "$ra"
 	read_reps "$img"
+	if [ "$PROFILE" = 1 ]; then
+		command -v perf > /dev/null || fail "bench.profile=1 needs perf in the initramfs"
+		progress "image read: profiles"
+		for mode in direct buffered; do
+			for data in unchanged changed; do
+				read_profile origin $ORIG $data $mode
+				read_profile blksnap_image "$img" $data $mode
+				read_profile dm_snap /dev/mapper/bs $data $mode
+			done
+		done
+	fi
 	run blockdev --setra "$orig_ra" $ORIG
 	dm_remove bs bo
 	run blksnap-storage destroy "$id" > /dev/null

@@ -6,7 +6,8 @@
 # env (for a stock kernel, see mk/standalone.mk): VM_KMODS, the kernel's
 # own modules in load order, which the guest init loads at boot;
 # VM_FILTER_KO, bdev_filter.ko, which load_module loads before blksnap;
-# VM_TEST_KOS, test-only modules, put in /lib/modules/test/.
+# VM_TEST_KOS, test-only modules, put in /lib/modules/test/;
+# VM_EXTRA_TOOLS, more host tools (perf for make bench BENCH_PROFILE=1).
 set -euo pipefail
 
 out=$1 ko=$2 cli=$3 bsctl=$4
@@ -51,7 +52,7 @@ touch "$root/etc/mtab"
 
 # Host tools the tests use, with their libraries.
 tools="mke2fs e2fsck debugfs filefrag chattr lsattr mkfs.xfs xfs_repair xfs_io xfs_db
-       fio dmsetup losetup blockdev fallocate flock blkdiscard strace chrt"
+       fio dmsetup losetup blockdev fallocate flock blkdiscard strace chrt ${VM_EXTRA_TOOLS:-}"
 for t in $tools; do
 	path=$(command -v "$t" || true)
 	[ -n "$path" ] || { echo "mkinitramfs: $t not found on the host" >&2; exit 1; }
