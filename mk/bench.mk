@@ -21,7 +21,7 @@ $(BENCH_SFGROW): vmtests/bench/sfgrow.c $(SF_LIB) storagefile/storagefile.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ vmtests/bench/sfgrow.c $(SF_LIB)
 
-$(BENCH_INITRAMFS): $(BLKSNAP_KO) $(CLI_BIN) $(BSCTL) $(VM_INPUTS) vmtests/bench.sh | vm-deps
+$(BENCH_INITRAMFS): $(BLKSNAP_KO) $(CLI_BIN) $(BSCTL) $(VM_INPUTS) vmtests/bench.sh mk/bench.mk | vm-deps
 	@mkdir -p $(dir $@)
 	@echo "  INITRD  $@"
 	@VM_EXTRA_TOOLS="$(if $(filter 1,$(BENCH_PROFILE)),perf)" \
@@ -32,7 +32,7 @@ BENCH_STOCK_DEPS := $(if $(filter 1,$(BENCH_STOCK)),$(STOCK_INITRAMFS) stock-ima
 
 .PHONY: bench
 bench: $(if $(filter 1,$(VM_SKIP_KERNEL)),,kernel) cli $(BENCH_INITRAMFS) $(BENCH_SFGROW) $(BENCH_STOCK_DEPS) ## run the benchmarks in QEMU: table, results.json/.svg in build/bench (BENCH_QUICK=1: small)
-	@BENCH_COMMAND="make bench$(if $(BENCH_QUICK), BENCH_QUICK=$(BENCH_QUICK))" \
+	@BENCH_COMMAND="make bench$(if $(BENCH_QUICK), BENCH_QUICK=$(BENCH_QUICK))$(if $(filter 1,$(BENCH_PROFILE)), BENCH_PROFILE=1)" \
 		$(if $(filter 1,$(BENCH_PROFILE)),BENCH_ARGS="bench.profile=1 $(BENCH_ARGS)") \
 		$(if $(filter 1,$(BENCH_STOCK)),BENCH_STOCK_KERNEL=$(STOCK_VMLINUZ) BENCH_STOCK_INITRAMFS=$(STOCK_INITRAMFS)) \
 		vmtests/bench-run.sh $(BZIMAGE) $(BENCH_INITRAMFS) $(BENCH_SFGROW) $(BENCH_OUT)

@@ -9,11 +9,13 @@ numbers come from TCG emulation and are shown, not judged.
 
 usage: bench-report.py --out DIR [--command CMD] RESULTS...
 Result lines: "BENCH key number", "FIO key {json}", "INFO key text",
-"LOG text", "ERROR where text", "DONE".
+"LOG text", "ERROR where text", "PROFILE key text" (bench.profile=1: also
+OUTDIR/profile.txt), "DONE".
 """
 import argparse
 import json
 import math
+import os
 import re
 import statistics
 import sys
@@ -220,8 +222,7 @@ def cpu_ticks(v, key):
 def merge_passes(summ, values):
     """bench.sh reads each figure in interleaved passes (read.KEY.pN): one
     summary per figure (read.KEY) from their sums, bytes over seconds, and
-    the counters of its passes added up under its key (p99: the largest of
-    the passes' p99)."""
+    the counters of its passes added up under its key."""
     parts = {}
     for k in summ:
         m = re.match(r"(read\..*\.r\d+)\.p\d+$", k)
@@ -236,10 +237,10 @@ def merge_passes(summ, values):
         nbytes = sum(s["bytes"] for s in ss)
         out[key] = {
             "dir": ss[0]["dir"], "ios": ios, "bytes": nbytes, "runtime_s": secs,
-            "mb_s": nbytes / secs / 1e6 if secs else 0.0,
-            "iops": ios / secs if secs else 0.0,
-            "lat_mean_us": sum(s["lat_mean_us"] * s["ios"] for s in ss) / ios if ios else 0.0,
-            "lat_p99_us": max(s["lat_p99_us"] for s in ss),
+            "mb_s": nbytes / secs / 1e6 if secs else None,
+            "iops": ios / secs if secs else None,
+            "lat_mean_us": sum(s["lat_mean_us"] * s["ios"] for s in ss) / ios if ios else None,
+            "lat_p99_max_us": max(s["lat_p99_us"] for s in ss),
             "passes": len(ss),
         }
         for k in ks:
@@ -251,8 +252,9 @@ def merge_passes(summ, values):
 
 
 def read_figures(R):
-    """Image reads: the origin, blksnap's image and dm's snapshot device read
-    back to back in each repetition (bench.sh's section_read)."""
+    """Image reads: the origin, blksnap's image and dm's snapshot device, in
+    READ_LOOPS interleaved passes per repetition (origin, then both snapshots
+    in ABBA order; bench.sh's section_read), summed per repetition."""
     fio = R["fio"]
     summ, v = merge_passes({k: fio_summary(j) for k, j in fio.items()
                             if k.startswith("read.")}, R["values"])
@@ -268,12 +270,17 @@ def read_figures(R):
             for r in reps:
                 o = summ.get(f"read.origin.{data}.{mode}.r{r}")
                 s = summ.get(f"read.{snap}.{data}.{mode}.r{r}")
-                if o:
+                # A repetition cut short (a failed section) is no figure.
+                passes = {summ.get(f"read.{x}.{data}.{mode}.r{r}", {}).get("passes")
+                          for x in ("origin", "blksnap_image", "dm_snap")}
+                if len(passes) > 1:
+                    continue
+                if o and o["mb_s"]:
                     os_.append(o["mb_s"])
-                if s:
+                if s and s["mb_s"]:
                     ss.append(s["mb_s"])
                     snaps[tool][r] = s["mb_s"]
-                if o and s and o["mb_s"]:
+                if o and s and o["mb_s"] and s["mb_s"]:
                     ratios.append(s["mb_s"] / o["mb_s"])
             cell = {"origin_mb_s": med(os_), "snap_mb_s": med(ss), "ratio": med(ratios),
                     "ratios": ratios}
@@ -286,8 +293,8 @@ def read_figures(R):
                         cell[f"{name}_disk_per_read"] = disk_counters(v, k, ["vda", "vdb", "vdc"], n)
                         cell[f"{name}_cpu_ticks"] = cpu_ticks(v, k)
             row[tool] = cell
-        # blksnap's image against dm's snapshot device, read one after the
-        # other in the same repetition: the pairs share the host's speed.
+        # blksnap's image against dm's snapshot device, read in interleaved
+        # passes in the same repetition: the pairs share the host's speed.
         pairs = [snaps["blksnap"][r] / snaps["dm"][r] for r in reps
                  if r in snaps["blksnap"] and snaps["dm"].get(r)]
         row["blksnap"]["over_dm_pairs"] = pairs
@@ -445,9 +452,9 @@ def summary(F):
             "changing N% of the chunks after the take, per changed chunk; "
             "lower is better",
             "image_read_vs_dm": "blksnap image MB/s / dm-snapshot device MB/s, "
-            "both snapshots of the same origin held at once and read one after "
-            "the other; median over the repetitions; >= 1 means blksnap reads "
-            "at least as fast",
+            "both snapshots of the same origin held at once and read in "
+            "interleaved passes; median over the repetitions; >= 1 means "
+            "blksnap reads at least as fast",
             "write_vs_dm": "blksnap (storage on another disk) / dm-snapshot "
             "mean write latency on the origin; <= 1 means blksnap costs no more",
             "bytes_per_changed_chunk_origin_gib": "the origin each share "
@@ -522,8 +529,8 @@ def tables(F):
                      fmt(b.get("over_dm"))])
     out.append("\nSequential read of the snapshot device as a fraction of the origin's "
                "speed (median snapshot / origin MB/s); last column: blksnap / dm-snapshot "
-               "MB/s, both snapshots of one origin held at once and read back to back in "
-               "each repetition (median), < 1 means blksnap is slower.\n")
+               "MB/s, both snapshots of one origin held at once and read in interleaved "
+               "passes in each repetition (median), < 1 means blksnap is slower.\n")
     out.append(md_table(["case", "blksnap image", "dm-snapshot device", "blksnap/dm"], rows))
 
     S = F["scale"]
@@ -753,6 +760,8 @@ def main():
     with open(f"{a.out}/results.svg", "w") as f:
         f.write(chart(F, R))
     written = ["results.json", "results.md", "results.svg"]
+    if os.path.exists(f"{a.out}/profile.txt"):
+        os.remove(f"{a.out}/profile.txt")   # not this run's
     if R["profile"]:
         # bench.profile=1: one flat profile per read kind, as perf gave it.
         with open(f"{a.out}/profile.txt", "w") as f:

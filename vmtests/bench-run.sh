@@ -3,7 +3,8 @@
 # ext4 (build/bench-sfgrow), boot the built kernel once in QEMU with
 # bsvm.mode=bench (vmtests/bench.sh runs every guest measurement on the
 # same virtual disks), then have vmtests/bench-report.py print the table
-# and write OUTDIR/results.json, results.svg and results.md.
+# and write OUTDIR/results.json, results.svg and results.md (and
+# profile.txt with bench.profile=1).
 #
 # With BENCH_STOCK_KERNEL and BENCH_STOCK_INITRAMFS (Debian's vmlinuz and
 # an initramfs with its modules and the standalone bdev_filter.ko), a

@@ -8,7 +8,9 @@
 #   FIO key {json}         fio's --output-format=json, on one line
 #   INFO key text          versions and parameters
 #   LOG text               progress;  ERROR section text: a section failed
-# vmtests/bench-report.py turns them into the table, JSON and chart.
+#   PROFILE key text       a line of a perf profile (bench.profile=1)
+# vmtests/bench-report.py turns them into the table, JSON and chart (and
+# profile.txt).
 #
 # Disks (sparse; made by vmtests/bench-run.sh): vda 1G (another disk for
 # the write section, blksnap's storage file system in the read one), vdb 2G
@@ -22,9 +24,10 @@
 #   per step [4]   bench.lat_rounds=N [3]   bench.bursts=MiB,.. [128,256,512]
 #   bench.thresholds=MiB,.. [1,64]
 #   bench.configs=NAME,.. of the write section [none,blksnap_other,blksnap_same,dmsnap]
-#   bench.profile=1: after the read figures, one more read of each kind
-#   under `perf record -a` (needs perf in the initramfs: make bench
-#   BENCH_PROFILE=1); its flat profile goes to the host as PROFILE lines
+#   bench.profile=1: after the read figures, each kind of read again,
+#   READ_LOOPS passes in one fio run, under `perf record -a` (needs perf
+#   in the initramfs: make bench BENCH_PROFILE=1); its flat profile goes
+#   to the host as PROFILE lines
 . /tests/common.sh
 
 port=/dev/console
@@ -307,8 +310,10 @@ section_write() {
 # filter on vdb (a lookup that finds no snapshot bio to copy). The
 # storage file takes REGION + 64 MiB of the 1 GiB vda: bench.region
 # up to 850.
-# fio drops the device's page cache before its pass (invalidate=1, its
-# default), so a buffered pass reads the device again, as the first did.
+# Each pass drops the page cache first (drop_caches, and fio's
+# invalidate=1): a buffered pass reads the device. fio rounds a job's
+# runtime up to the millisecond: 0.3% of a 256 MiB pass, the same for
+# every device.
 # read_pass NAME DEV DATA MODE REP PASS: one pass, key
 # read.NAME.DATA.MODE.rREP.pPASS.
 read_pass() {
@@ -347,10 +352,10 @@ read_reps() {
 	done
 }
 
-# read_profile NAME DEV DATA MODE: one more pass of a read figure under
-# perf (the cpu-clock of every CPU, the guest kernel's symbols); its
-# symbols above 0.5% to the host, a line each:
-#   PROFILE read.NAME.DATA.MODE  PERCENT  SYMBOL  [DSO]
+# read_profile NAME DEV DATA MODE: the read of a figure again, READ_LOOPS
+# passes in one fio run, under perf (the cpu-clock of every CPU, the
+# guest kernel's symbols); its symbols above 0.5% to the host, a line each:
+#   PROFILE read.NAME.DATA.MODE  PERCENT  [k]|[.]  SYMBOL  DSO
 # The figures themselves are never measured under perf.
 read_profile() {
 	local direct=0 offset=0 key="read.$1.$3.$4"
@@ -358,19 +363,26 @@ read_profile() {
 	[ "$3" = changed ] && offset=$REGION
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
-	perf record -q -a -e cpu-clock -F 997 -o /tmp/perf.data -- \
+	perf record -q -N -a -e cpu-clock -F 997 -o /tmp/perf.data -- \
 		fio --name="$key" --ioengine=psync --filename="$2" --rw=read --bs=1M \
 		--offset=${offset}M --size=${REGION}M --direct=$direct \
 		--loops=$READ_LOOPS --invalidate=1 > /tmp/perf.out 2>&1 ||
 		fail "perf record of $key failed: $(tail -n 3 /tmp/perf.out | tr '\n' ' ')"
 	perf report -i /tmp/perf.data --stdio --no-children --sort sym,dso \
-		--percent-limit 0.5 2> /dev/null |
-		awk -v k="$key" '/^ *[0-9.]+%/ { $1 = $1; print "PROFILE " k " " $0 }' > "$port"
+		--percent-limit 0.5 > /tmp/perf.report 2> /tmp/perf.out
+	awk -v k="$key" '/^ *[0-9.]+%/ { $1 = $1; print "PROFILE " k " " $0 }' \
+		/tmp/perf.report > /tmp/perf.lines
+	[ -s /tmp/perf.lines ] ||
+		fail "perf report of $key gave no profile: $(tail -n 3 /tmp/perf.out | tr '\n' ' ')"
+	cat /tmp/perf.lines > "$port"
 }
 
 
 section_read() {
 	local id img ra orig_ra mode data
+	if [ "$PROFILE" = 1 ] && ! command -v perf > /dev/null; then
+		fail "bench.profile=1 needs perf in the initramfs (make bench BENCH_PROFILE=1)"
+	fi
 	load_module
 	fio_run read.fill --filename=$ORIG --rw=write --bs=1M --size=$((2 * REGION))M
 	mkfs_of xfs /dev/vda
@@ -395,7 +407,6 @@ section_read() {
 	info read.read_ahead_sectors "$ra"
 	read_reps "$img"
 	if [ "$PROFILE" = 1 ]; then
-		command -v perf > /dev/null || fail "bench.profile=1 needs perf in the initramfs"
 		progress "image read: profiles"
 		for mode in direct buffered; do
 			for data in unchanged changed; do
@@ -646,7 +657,7 @@ info guest.fio "$(fio --version)"
 info guest.dmsetup "$(dmsetup --version 2>&1 | tr '\n' ' ')"
 info guest.cpus "$(nproc)"
 info guest.mem_kb "$(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo)"
-for k in SECTIONS REGION REPS READ_LOOPS REWRITE_IOS SCALE CHANGE CHANGE_CAP LAT_ROUNDS BURSTS THRESHOLDS CONFIGS; do
+for k in SECTIONS REGION REPS READ_LOOPS REWRITE_IOS SCALE CHANGE CHANGE_CAP LAT_ROUNDS BURSTS THRESHOLDS CONFIGS PROFILE; do
 	eval "info param.$k \"\$$k\""
 done
 load_module
