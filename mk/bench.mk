@@ -3,9 +3,10 @@
 # writes $(BENCH_OUT)/results.json, results.md, results.svg.
 #   make bench [VM_SKIP_KERNEL=1] [VM_OUT=dir] [BENCH_QUICK=1] [BENCH_STOCK=0]
 #              [BENCH_PROFILE=1]
-# BENCH_PROFILE=1 puts perf into the guest and adds a flat profile of
-# each image read (bench.profile=1) to $(BENCH_OUT)/profile.txt; the
-# figures are measured without perf running.
+# BENCH_PROFILE=1 puts the host's perf (Debian's linux-perf, installed
+# if missing) into the guest and adds a flat profile of each image read
+# (bench.profile=1) to $(BENCH_OUT)/profile.txt; the figures are
+# measured without perf running.
 # BENCH_STOCK=1 (the default, but for BENCH_QUICK=1) also runs the write section on Debian's own
 # kernel with the standalone modules (mk/standalone.mk): the standalone
 # route against the patched kernel.
@@ -21,7 +22,11 @@ $(BENCH_SFGROW): vmtests/bench/sfgrow.c $(SF_LIB) storagefile/storagefile.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ vmtests/bench/sfgrow.c $(SF_LIB)
 
-$(BENCH_INITRAMFS): $(BLKSNAP_KO) $(CLI_BIN) $(BSCTL) $(VM_INPUTS) vmtests/bench.sh mk/bench.mk | vm-deps
+.PHONY: bench-profile-deps
+bench-profile-deps:
+	@scripts/need-packages.sh linux-perf
+
+$(BENCH_INITRAMFS): $(BLKSNAP_KO) $(CLI_BIN) $(BSCTL) $(VM_INPUTS) vmtests/bench.sh mk/bench.mk | vm-deps $(if $(filter 1,$(BENCH_PROFILE)),bench-profile-deps)
 	@mkdir -p $(dir $@)
 	@echo "  INITRD  $@"
 	@VM_EXTRA_TOOLS="$(if $(filter 1,$(BENCH_PROFILE)),perf)" \

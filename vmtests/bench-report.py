@@ -258,6 +258,8 @@ def read_figures(R):
     fio = R["fio"]
     summ, v = merge_passes({k: fio_summary(j) for k, j in fio.items()
                             if k.startswith("read.")}, R["values"])
+    loops = R["info"].get("param.READ_LOOPS")
+    loops = int(loops) if loops and loops.isdigit() else None
     reps = sorted(int(m.group(1)) for k in summ
                   for m in [re.match(r"read\.origin\.unchanged\.direct\.r(\d+)$", k)] if m)
     rows = {}
@@ -273,7 +275,7 @@ def read_figures(R):
                 # A repetition cut short (a failed section) is no figure.
                 passes = {summ.get(f"read.{x}.{data}.{mode}.r{r}", {}).get("passes")
                           for x in ("origin", "blksnap_image", "dm_snap")}
-                if len(passes) > 1:
+                if len(passes) > 1 or (loops and passes != {None} and passes != {loops}):
                     continue
                 if o and o["mb_s"]:
                     os_.append(o["mb_s"])

@@ -300,7 +300,8 @@ section_write() {
 # READ_LOOPS times in one go (0.7 s), blksnap's and dm's figure of the
 # same repetition differed by up to 1.5x either way, and the median of 5
 # landed on either side of 1.0 from one run to the next. A pass of 256 MiB
-# lasts about 0.2 s under TCG; the report adds up the passes of a figure.
+# lasts 0.1-0.15 s direct and about 0.3 s buffered under TCG; the report
+# adds up the passes of a figure.
 # All three devices get the image's read-ahead (blksnap sets
 # io_opt to its chunk, so its default is twice the chunk, dm's 128 KiB),
 # so that buffered reads compare the drivers, not their defaults.
@@ -354,7 +355,8 @@ read_reps() {
 
 # read_profile NAME DEV DATA MODE: the read of a figure again, READ_LOOPS
 # passes in one fio run, under perf (the cpu-clock of every CPU, the
-# guest kernel's symbols); its symbols above 0.5% to the host, a line each:
+# guest kernel's symbols; fio's start-up included); its symbols above
+# 0.05% to the host, a line each (blksnap's own are 0.1-0.7% of a read):
 #   PROFILE read.NAME.DATA.MODE  PERCENT  [k]|[.]  SYMBOL  DSO
 # The figures themselves are never measured under perf.
 read_profile() {
@@ -369,14 +371,13 @@ read_profile() {
 		--loops=$READ_LOOPS --invalidate=1 > /tmp/perf.out 2>&1 ||
 		fail "perf record of $key failed: $(tail -n 3 /tmp/perf.out | tr '\n' ' ')"
 	perf report -i /tmp/perf.data --stdio --no-children --sort sym,dso \
-		--percent-limit 0.5 > /tmp/perf.report 2> /tmp/perf.out
+		--percent-limit 0.05 > /tmp/perf.report 2> /tmp/perf.out
 	awk -v k="$key" '/^ *[0-9.]+%/ { $1 = $1; print "PROFILE " k " " $0 }' \
 		/tmp/perf.report > /tmp/perf.lines
 	[ -s /tmp/perf.lines ] ||
 		fail "perf report of $key gave no profile: $(tail -n 3 /tmp/perf.out | tr '\n' ' ')"
 	cat /tmp/perf.lines > "$port"
 }
-
 
 section_read() {
 	local id img ra orig_ra mode data
