@@ -747,6 +747,10 @@ def main():
             f"{info.get('host.qemu', '?')} (TCG), host load {info.get('host.load', '?')}, "
             f"took {fmt(float(info.get('host.elapsed_s', 0)) / 60, 1)} min.\n\n")
     errs = R["errors"] + ([] if R["done"] else ["the guest did not report DONE"])
+    # A section that ran to its end without a figure (a helper it calls
+    # missing, say) must not pass as a table of n/m.
+    if "section.read.s" in R["values"] and not F["read"]["reps"]:
+        errs.append("read: the section ran but measured no read figure")
     if errs:
         md += "\nErrors:\n" + "\n".join(f"- {e}" for e in errs) + "\n"
     doc = {"command": a.command, "info": info,
