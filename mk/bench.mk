@@ -41,3 +41,8 @@ bench: $(if $(filter 1,$(VM_SKIP_KERNEL)),,kernel) cli $(BENCH_INITRAMFS) $(BENC
 		$(if $(filter 1,$(BENCH_PROFILE)),BENCH_ARGS="bench.profile=1 $(BENCH_ARGS)") \
 		$(if $(filter 1,$(BENCH_STOCK)),BENCH_STOCK_KERNEL=$(STOCK_VMLINUZ) BENCH_STOCK_INITRAMFS=$(STOCK_INITRAMFS)) \
 		vmtests/bench-run.sh $(BZIMAGE) $(BENCH_INITRAMFS) $(BENCH_SFGROW) $(BENCH_OUT)
+
+.PHONY: bench-report-test
+bench-report-test: ## check bench-report.py's arithmetic and exit codes on made-up result lines (host, no VM)
+	@scripts/need-packages.sh python3
+	@python3 vmtests/bench/report-test.py

@@ -37,6 +37,7 @@ suite() {
 
 suite unit "$@"
 suite cli-test "$@"
+suite bench-report-test "$@"
 # The harness's own promises first (a stuck guest or a full host disk
 # costs a FAIL line within minutes, not the rest of the CI run).
 suite harness-test "$@"
