@@ -256,8 +256,8 @@ def read_figures(R):
     READ_LOOPS interleaved passes per repetition (origin, then both snapshots
     in ABBA order; bench.sh's section_read), summed per repetition."""
     fio = R["fio"]
-    summ, v = merge_passes({k: fio_summary(j) for k, j in fio.items()
-                            if k.startswith("read.")}, R["values"])
+    per_pass = {k: fio_summary(j) for k, j in fio.items() if k.startswith("read.")}
+    summ, v = merge_passes(per_pass, R["values"])
     loops = R["info"].get("param.READ_LOOPS")
     loops = int(loops) if loops and loops.isdigit() else None
     reps = sorted(int(m.group(1)) for k in summ
@@ -301,6 +301,26 @@ def read_figures(R):
                  if r in snaps["blksnap"] and snaps["dm"].get(r)]
         row["blksnap"]["over_dm_pairs"] = pairs
         row["blksnap"]["over_dm"] = med(pairs) if pairs else None
+        # The same, from the passes whose reader ran on the CPU that took
+        # the disks' interrupts, and from the others (bench.sh's read_cpu).
+        for where, flag in (("completion_cpu", 1), ("other_cpu", 0)):
+            wpairs = []
+            for r in reps:
+                if r not in snaps["blksnap"] or not snaps["dm"].get(r):
+                    continue
+                speeds = []
+                for snap in ("blksnap_image", "dm_snap"):
+                    nbytes = secs = 0
+                    for k, s in per_pass.items():
+                        m = re.match(rf"read\.{snap}\.{data}\.{mode}\.r{r}\.p\d+$", k)
+                        if m and v.get(k + ".on_completion_cpu") == flag:
+                            nbytes += s["bytes"]
+                            secs += s["runtime_s"]
+                    speeds.append(nbytes / secs if secs else None)
+                if all(speeds):
+                    wpairs.append(speeds[0] / speeds[1])
+            row["blksnap"][f"over_dm_reader_on_{where}_pairs"] = wpairs
+            row["blksnap"][f"over_dm_reader_on_{where}"] = med(wpairs) if wpairs else None
         rows[f"{data}.{mode}"] = row
     return {"reps": reps, "rows": rows}
 
@@ -433,6 +453,10 @@ def summary(F):
                 break
     reads = {f"{data}_{mode}": F["read"]["rows"].get(f"{data}.{mode}", {})
              .get("blksnap", {}).get("over_dm") for data, mode in READ_CASES}
+    reads_by_cpu = {f"{data}_{mode}": {
+        where: F["read"]["rows"].get(f"{data}.{mode}", {}).get("blksnap", {})
+        .get(f"over_dm_reader_on_{where}") for where in ("completion_cpu", "other_cpu")}
+        for data, mode in READ_CASES}
     writes = {wl: F["write"]["rows"].get(wl, {}).get("blksnap_other", {}).get("over_dm")
               for wl, _, _ in WORKLOADS}
     bursts = {t: {"largest_survived_mib": b["largest_survived_mib"],
@@ -444,6 +468,7 @@ def summary(F):
         "bytes_per_changed_chunk": bpc,
         "bytes_per_changed_chunk_origin_gib": origin,
         "image_read_vs_dm": reads,
+        "image_read_vs_dm_by_reader_cpu": reads_by_cpu,
         "write_vs_dm": writes,
         "largest_burst_survived_mib": bursts,
         "standalone_write_cost_vs_patched": {
@@ -457,6 +482,10 @@ def summary(F):
             "both snapshots of the same origin held at once and read in "
             "interleaved passes; median over the repetitions; >= 1 means "
             "blksnap reads at least as fast",
+            "image_read_vs_dm_by_reader_cpu": "image_read_vs_dm from the "
+            "passes whose reader ran on the CPU that took every disk's "
+            "interrupts (completion_cpu) and from those on another CPU "
+            "(other_cpu); null when the run did not record it",
             "write_vs_dm": "blksnap (storage on another disk) / dm-snapshot "
             "mean write latency on the origin; <= 1 means blksnap costs no more",
             "bytes_per_changed_chunk_origin_gib": "the origin each share "
@@ -528,12 +557,17 @@ def tables(F):
         rows.append([f"{data} data, {mode} 1 MiB reads",
                      f"**{fmt(b.get('ratio'))}** ({fmt(b.get('snap_mb_s'), 0)} / {fmt(b.get('origin_mb_s'), 0)} MB/s)",
                      f"**{fmt(d.get('ratio'))}** ({fmt(d.get('snap_mb_s'), 0)} / {fmt(d.get('origin_mb_s'), 0)} MB/s)",
-                     fmt(b.get("over_dm"))])
+                     fmt(b.get("over_dm")),
+                     f"{fmt(b.get('over_dm_reader_on_completion_cpu'))} / "
+                     f"{fmt(b.get('over_dm_reader_on_other_cpu'))}"])
     out.append("\nSequential read of the snapshot device as a fraction of the origin's "
-               "speed (median snapshot / origin MB/s); last column: blksnap / dm-snapshot "
+               "speed (median snapshot / origin MB/s); blksnap/dm: blksnap / dm-snapshot "
                "MB/s, both snapshots of one origin held at once and read in interleaved "
-               "passes in each repetition (median), < 1 means blksnap is slower.\n")
-    out.append(md_table(["case", "blksnap image", "dm-snapshot device", "blksnap/dm"], rows))
+               "passes in each repetition (median), < 1 means blksnap is slower; last "
+               "column: the same from the passes whose reader ran on the CPU that took "
+               "every disk's interrupts / on another CPU (half the passes each).\n")
+    out.append(md_table(["case", "blksnap image", "dm-snapshot device", "blksnap/dm",
+                         "reader on the interrupts' CPU / on another"], rows))
 
     S = F["scale"]
     rows = []
