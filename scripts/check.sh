@@ -1,7 +1,8 @@
 #!/bin/bash
-# make check: host unit tests, host CLI tests, then the VM tests on the
-# patched kernel and on Debian's own kernel (standalone modules); each
-# suite's own summary, then one closing line for the whole run.
+# make check: host unit tests, host CLI tests, the bench report's test, the
+# VM harness's test, then the VM tests on the patched kernel and on
+# Debian's own kernel (standalone modules); each suite's own summary,
+# then one closing line for the whole run.
 # Extra arguments are passed to every make call (e.g. DEBUG=1).
 set -uo pipefail
 

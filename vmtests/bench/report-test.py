@@ -9,8 +9,8 @@ from arithmetic (passes summed per repetition, pairs, medians) that no VM
 test exercises: a slip there moves a ratio across 1.0 unseen.
 BENCH_REPORT=FILE runs the tests against another copy of the report.
 Written after the fact: the report of 159f731^ (before the passes) fails
-five of these, that of 41b23a5^ three and that of 831fe90^ two (one of
-them the figures per reader CPU, which came with this test).
+seven of its nine checks, those of 41b23a5^ and 831fe90^ five
+(four of them on the figures per reader CPU, which came with this test).
 """
 import json
 import os
@@ -125,15 +125,17 @@ def test_ratio_per_row_and_median_of_reps():
 
 def test_ratio_per_reader_cpu():
     # The reader on the interrupts' CPU in passes 1-2 of odd repetitions
-    # and 3-4 of even ones (bench.sh's read_cpu): blksnap takes 100 ms
-    # there and 400 elsewhere, dm 200 always: 2.0 and 0.5 per placement,
-    # 0.8 over all passes (4 x 256 MiB in 1000 ms against 800).
+    # and 3-4 of even ones (bench.sh's read_cpu): blksnap takes 50 and
+    # 150 ms there and 300 and 500 elsewhere, dm 200 always: 2.0 and 0.5
+    # per placement (bytes over summed time; per-pass ratios would give
+    # other figures), 0.8 over all passes (4 x 256 MiB in 1000 ms against
+    # 800).
     def on_cpu(r, p):
         return 1 if ((p - 1) // 2 % 2) != (r % 2) else 0
 
     def rt(dev, data, mode, r, p):
         if dev == "blksnap_image":
-            return 100 if on_cpu(r, p) else 400
+            return (50 if p % 2 else 150) if on_cpu(r, p) else (300 if p % 2 else 500)
         return 200
     rc, doc, out = run_report(read_section(rt, on_cpu=on_cpu))
     s = doc.get("summary", {})
@@ -151,15 +153,19 @@ def test_cut_short_repetition_is_no_figure():
     # must not count, so the median is of repetitions 1 and 2 only
     # (41b23a5^ counted it).
     lines = [ln for ln in read_section(lambda dev, data, mode, r, p:
-                                       50 if (dev == "blksnap_image" and r == 3) else 200)
-             if ".r3.p4 " not in ln]
+                                       50 if (dev == "blksnap_image" and r == 3) else 200,
+                                       on_cpu=lambda r, p: 1 if p <= 2 else 0)
+             if ".r3.p4 " not in ln and ".r3.p4." not in ln]
     rc, doc, out = run_report(lines)
     rows = doc.get("figures", {}).get("read", {}).get("rows", {})
-    pairs = [len(rows.get(f"{d}.{m}", {}).get("blksnap", {}).get("over_dm_pairs", []))
-             for d, m in READ_CASES]
+    pairs = {k: [len(rows.get(f"{d}.{m}", {}).get("blksnap", {}).get(k, []))
+                 for d, m in READ_CASES]
+             for k in ("over_dm_pairs", "over_dm_reader_on_completion_cpu_pairs",
+                       "over_dm_reader_on_other_cpu_pairs")}
     reads = doc.get("summary", {}).get("image_read_vs_dm", {})
     check("read: a repetition with fewer passes than READ_LOOPS is dropped",
-          pairs == [2] * 4 and all(near(reads.get(f"{d}_{m}"), 1.0) for d, m in READ_CASES),
+          all(n == [2] * 4 for n in pairs.values()) and
+          all(near(reads.get(f"{d}_{m}"), 1.0) for d, m in READ_CASES),
           f"pairs per row {pairs}, image_read_vs_dm {reads}")
 
 
@@ -187,15 +193,22 @@ def test_summary_keys_without_other_sections():
     # A run of the read section alone still has every summary key (None
     # where not measured), so that tools reading results.json need no
     # special case.
+    # Its passes carry no reader placement (a run before e2f272d, or one
+    # CPU): the figures per placement are null, not counted as either.
     rc, doc, out = run_report(read_section(lambda *a: 200))
     s = doc.get("summary", {})
     keys = {"bytes_per_changed_chunk", "image_read_vs_dm", "write_vs_dm",
-            "largest_burst_survived_mib", "meaning"}
+            "image_read_vs_dm_by_reader_cpu", "largest_burst_survived_mib", "meaning"}
+    by = s.get("image_read_vs_dm_by_reader_cpu", {})
     check("summary: every key present after a read-only run",
           rc == 0 and keys <= set(s) and
           s["bytes_per_changed_chunk"] == {"blksnap": {"1pct": None, "10pct": None},
                                            "dm": {"1pct": None, "10pct": None}},
           f"exit {rc}, summary keys {sorted(s)}")
+    check("summary: no placement recorded, no figure per placement",
+          rc == 0 and len(by) == 4 and
+          all(v == {"completion_cpu": None, "other_cpu": None} for v in by.values()),
+          f"exit {rc}, image_read_vs_dm_by_reader_cpu {by}")
 
 
 for t in (test_ratio_is_bytes_over_summed_time, test_ratio_per_row_and_median_of_reps,
