@@ -10,6 +10,11 @@
 # BENCH_STOCK=1 (the default, but for BENCH_QUICK=1) also runs the write section on Debian's own
 # kernel with the standalone modules (mk/standalone.mk): the standalone
 # route against the patched kernel.
+# BENCH_ARGS="bench.KEY=VALUE ..." passes guest parameters (vmtests/bench.sh),
+# e.g. "bench.sections=read bench.steer=0": the read section with the
+# disks' interrupt lines left where the guest put them, blksnap/dm per
+# reader CPU.
+#   make bench-report-test: the report's arithmetic on made-up lines (host).
 # Needs mk/kernel.mk, mk/vmtest.mk and mk/userland.mk (included before).
 
 # The results go to build/bench unless VM_OUT is given.

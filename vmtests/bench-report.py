@@ -301,9 +301,9 @@ def read_figures(R):
                  if r in snaps["blksnap"] and snaps["dm"].get(r)]
         row["blksnap"]["over_dm_pairs"] = pairs
         row["blksnap"]["over_dm"] = med(pairs) if pairs else None
-        # The same, from the passes whose reader ran on the CPU that took
-        # the disks' interrupts, and from the others (bench.sh's read_cpu).
-        for where, flag in (("completion_cpu", 1), ("other_cpu", 0)):
+        def pairs_where(field, want):
+            """blksnap/dm per repetition from the passes whose value FIELD
+            (bench.sh's read_pass) is WANT."""
             wpairs = []
             for r in reps:
                 if r not in snaps["blksnap"] or not snaps["dm"].get(r):
@@ -313,16 +313,31 @@ def read_figures(R):
                     nbytes = secs = 0
                     for k, s in per_pass.items():
                         m = re.match(rf"read\.{snap}\.{data}\.{mode}\.r{r}\.p\d+$", k)
-                        if m and v.get(k + ".on_completion_cpu") == flag:
+                        if m and v.get(f"{k}.{field}") == want:
                             nbytes += s["bytes"]
                             secs += s["runtime_s"]
                     speeds.append(nbytes / secs if secs else None)
                 if all(speeds):
                     wpairs.append(speeds[0] / speeds[1])
+            return wpairs
+        # The same, from the passes whose reader ran on the CPU that took
+        # the disks' interrupts, and from the others (bench.sh's read_cpu).
+        for where, flag in (("completion_cpu", 1), ("other_cpu", 0)):
+            wpairs = pairs_where("on_completion_cpu", flag)
             row["blksnap"][f"over_dm_reader_on_{where}_pairs"] = wpairs
             row["blksnap"][f"over_dm_reader_on_{where}"] = med(wpairs) if wpairs else None
+        # And per CPU the reader ran on, steered or not (bench.steer=0).
+        cpus = sorted({int(x) for k, x in v.items()
+                       if re.match(rf"read\.(blksnap_image|dm_snap)\.{data}\.{mode}\.r\d+\.p\d+\.reader_cpu$", k)})
+        by_cpu = {}
+        for cpu in cpus:
+            wpairs = pairs_where("reader_cpu", cpu)
+            by_cpu[str(cpu)] = {"over_dm": med(wpairs) if wpairs else None, "pairs": wpairs}
+        row["blksnap"]["over_dm_by_reader_cpu_number"] = by_cpu
         rows[f"{data}.{mode}"] = row
-    return {"reps": reps, "rows": rows}
+    return {"reps": reps, "rows": rows,
+            "completion_cpu": R["info"].get("read.completion_cpu"),
+            "disk_irqs": R["info"].get("read.disk_irqs")}
 
 
 def mem_kb(v, prefix):
@@ -568,6 +583,20 @@ def tables(F):
                "every disk's interrupts / on another CPU (half the passes each).\n")
     out.append(md_table(["case", "blksnap image", "dm-snapshot device", "blksnap/dm",
                          "reader on the interrupts' CPU / on another"], rows))
+    steer = F["read"].get("completion_cpu") or ""
+    if steer.startswith("not steered"):
+        cpus = sorted({c for row in F["read"]["rows"].values()
+                       for c in row["blksnap"].get("over_dm_by_reader_cpu_number", {})}, key=int)
+        rows = []
+        for data, mode in READ_CASES:
+            b = F["read"]["rows"].get(f"{data}.{mode}", {}).get("blksnap", {})
+            by = b.get("over_dm_by_reader_cpu_number", {})
+            rows.append([f"{data} data, {mode} 1 MiB reads"] +
+                        [fmt(by.get(c, {}).get("over_dm")) for c in cpus])
+        out.append(f"\nThe interrupt lines were {steer}; disk:line:CPU "
+                   f"{F['read'].get('disk_irqs', '?')}. blksnap / dm-snapshot MB/s "
+                   "per CPU the reader ran on (median of the repetitions).\n")
+        out.append(md_table(["case"] + [f"reader on CPU {c}" for c in cpus], rows))
 
     S = F["scale"]
     rows = []

@@ -28,6 +28,10 @@
 #   READ_LOOPS passes in one fio run, under `perf record -a` (needs perf
 #   in the initramfs: make bench BENCH_PROFILE=1); its flat profile goes
 #   to the host as PROFILE lines
+#   bench.steer=0: leave the disks' interrupt lines where the guest put
+#   them in the read section (the reader still takes turns on two CPUs,
+#   and the report gives blksnap/dm per reader CPU): the placement
+#   effect that steering removes, measured [1]
 . /tests/common.sh
 
 port=/dev/console
@@ -38,7 +42,7 @@ done
 # --- parameters --------------------------------------------------------------
 SECTIONS=write,read,scale,growth REGION=128 REPS=1 REWRITE_IOS=2048 SCALE=16
 CHANGE=1,10 CHANGE_CAP=4 LAT_ROUNDS=3 BURSTS=128,256,512 THRESHOLDS=1,64
-CONFIGS=none,blksnap_other,blksnap_same,dmsnap READ_LOOPS=4 PROFILE=0
+CONFIGS=none,blksnap_other,blksnap_same,dmsnap READ_LOOPS=4 PROFILE=0 STEER=1
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	bench.sections=*) SECTIONS=${arg#*=} ;;
@@ -54,6 +58,7 @@ for arg in $(cat /proc/cmdline); do
 	bench.configs=*) CONFIGS=${arg#*=} ;;
 	bench.read_loops=*) READ_LOOPS=${arg#*=} ;;
 	bench.profile=*) PROFILE=${arg#*=} ;;
+	bench.steer=*) STEER=${arg#*=} ;;
 	esac
 done
 CHUNK=262144		# blksnap's default chunk (chunk_minimum_shift=18)
@@ -324,15 +329,17 @@ section_write() {
 # a time (read_cpu): each round reads the three devices with the same
 # placement, with READ_LOOPS a multiple of 4 every order of the two
 # snapshots meets both placements, and the report gives blksnap/dm for
-# each placement too. One CPU: the reader shares it. More than two: the
-# others stay idle but for the guest's own work.
+# each placement too. bench.steer=0 leaves the lines where the guest put
+# them (read.disk_irqs says where) and the report gives blksnap/dm per
+# reader CPU: the effect itself. One CPU: the reader shares it. More
+# than two: the others stay idle but for the guest's own work.
 # What still differs: blksnap's changed data is read from a file on xfs
 # on vda, dm's from its own COW disk vdc (the same kind of virtio disk;
 # the file's extents need not start on a chunk boundary: in one run,
-# reading vdc 40 KiB off its chunk boundary went as fast as on it); dm's reads of
-# unchanged data pass blksnap's filter on vdb (a lookup that finds no
-# snapshot bio to copy). The storage file takes REGION + 64 MiB of the
-# 1 GiB vda: bench.region up to 850.
+# reading vdc 40 KiB off its chunk boundary went as fast as on it); dm's
+# reads of unchanged data pass blksnap's filter on vdb (a lookup that
+# finds no snapshot bio to copy). The storage file takes REGION + 64 MiB
+# of the 1 GiB vda: bench.region up to 850.
 # Each pass drops the page cache first (drop_caches, and fio's
 # invalidate=1): a buffered pass reads the device. fio rounds a job's
 # runtime up to the millisecond: 0.3% of a 256 MiB pass, the same for
@@ -350,8 +357,9 @@ read_cpu() {
 }
 
 # read_pass NAME DEV DATA MODE REP PASS: one pass, key
-# read.NAME.DATA.MODE.rREP.pPASS, with .on_completion_cpu 1 or 0 for
-# where its reader ran (read_cpu).
+# read.NAME.DATA.MODE.rREP.pPASS, with .reader_cpu, the CPU its reader
+# ran on (read_cpu), and, when the lines were steered, .on_completion_cpu
+# 1 or 0.
 read_pass() {
 	local direct=0 offset=0 cpu
 	[ "$4" = direct ] && direct=1
@@ -362,6 +370,7 @@ read_pass() {
 	fio_run "read.$1.$3.$4.r$5.p$6" --filename="$2" --rw=read --bs=1M \
 		--offset=${offset}M --size=${REGION}M --direct=$direct \
 		--invalidate=1 --cpus_allowed="$cpu"
+	val "read.$1.$3.$4.r$5.p$6.reader_cpu" "$cpu"
 	# Not steered, or one CPU: no placement to report.
 	[ "$STEERED" = 1 ] && [ "$COMPLETION_CPU" != "$OTHER_CPU" ] || return 0
 	if [ "$cpu" = "$COMPLETION_CPU" ]; then
@@ -375,6 +384,19 @@ read_pass() {
 # vectors that it places itself: none).
 virtio_irqs() {
 	awk -F: '/IO-APIC.*virtio/ { gsub(/ /, "", $1); print $1 }' /proc/interrupts
+}
+
+# disk_irqs: each virtio disk, its interrupt line and the line's CPU
+# (vda:10:1 ...), so that a run says which disks shared a CPU.
+disk_irqs() {
+	local dev v irq out=
+	for dev in /sys/block/vd?; do
+		v=$(basename "$(readlink -f "$dev/device")")
+		irq=$(awk -F: -v v="$v" '$0 ~ ("[ ,]" v "(,|$)") { gsub(/ /, "", $1); print $1; exit }' /proc/interrupts)
+		[ -n "$irq" ] || irq=none
+		out="$out $(basename "$dev"):$irq:$(cat /proc/irq/$irq/effective_affinity_list 2> /dev/null || echo -)"
+	done
+	echo "${out# }"
 }
 
 irq_cpus() {
@@ -413,6 +435,10 @@ irqs_settle() {
 read_steer_irqs() {
 	local irq want=
 	SAVED_MASKS= SAVED_CPUS=$(irq_cpus) STEERED=0
+	if [ "$STEER" = 0 ]; then
+		info read.completion_cpu "not steered (bench.steer=0; IRQ:CPU $SAVED_CPUS)"
+		return 0
+	fi
 	if [ -z "$SAVED_CPUS" ]; then
 		info read.completion_cpu "not steered (no IO-APIC virtio line)"
 		return 0
@@ -482,9 +508,9 @@ read_reps() {
 # 0.05% to the host, a line each (blksnap's own are 0.1-0.7% of a read):
 #   PROFILE read.NAME.DATA.MODE  PERCENT  [k]|[.]  SYMBOL  DSO
 # The figures themselves are never measured under perf. The reader runs
-# on the CPU that does not take the disks' interrupts (if there are two):
-# one of the placements the figures measure (the profile adds up both
-# CPUs).
+# on OTHER_CPU: when the lines are steered and there are two CPUs, the
+# one without the disks' interrupts, one of the placements the figures
+# measure (the profile adds up both CPUs).
 read_profile() {
 	local direct=0 offset=0 key="read.$1.$3.$4"
 	[ "$4" = direct ] && direct=1
@@ -534,6 +560,7 @@ section_read() {
 	info read.read_ahead_sectors "$ra"
 	COMPLETION_CPU=0 OTHER_CPU=0
 	[ "$(nproc)" -ge 2 ] && COMPLETION_CPU=1
+	info read.disk_irqs "$(disk_irqs)"
 	read_steer_irqs
 	read_reps "$img"
 	if [ "$PROFILE" = 1 ]; then
