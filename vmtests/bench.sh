@@ -319,11 +319,12 @@ section_write() {
 # 11-12% faster with the disk's interrupt on the CPU other than the
 # reader's, direct ones 14-23% faster with it on the reader's. blksnap's
 # changed data comes from vda and dm's from vdc, so an unpinned reader
-# measured that placement along with the drivers: changed data came out
-# at 1.13 of dm direct and 0.96 buffered, unchanged data (vdb for both)
-# at 1.15 and 1.01. (An unpinned run with the two stores' disks swapped
-# gave 0.96 direct and 0.98 buffered: the direct figure turned, the
-# buffered one stayed within the spread.) So for this section every
+# measured that placement along with the drivers (changed data came out
+# at 1.13 of dm direct and 0.96 buffered, unchanged data, vdb for both,
+# at 1.15 and 1.01). A bench.steer=0 run of 81006ca showed it for direct
+# reads of changed data (0.79-0.92 of dm in every repetition with the
+# reader on vdc's CPU, 1.07-1.32 on vda's), not for buffered ones (1.04
+# and 1.01): what gave the buffered 0.96 is not shown. So for this section every
 # IO-APIC virtio line is steered to one CPU, and the reader runs on that
 # CPU in half the passes and on another in the other half, two passes at
 # a time (read_cpu): each round reads the three devices with the same
