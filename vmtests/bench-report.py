@@ -594,7 +594,7 @@ def tables(F):
             rows.append([f"{data} data, {mode} 1 MiB reads"] +
                         [fmt(by.get(c, {}).get("over_dm")) for c in cpus])
         out.append(f"\nThe interrupt lines were {steer}; disk:line:CPU "
-                   f"{F['read'].get('disk_irqs', '?')}. blksnap / dm-snapshot MB/s "
+                   f"{F['read'].get('disk_irqs') or '?'}. blksnap / dm-snapshot MB/s "
                    "per CPU the reader ran on (median of the repetitions).\n")
         out.append(md_table(["case"] + [f"reader on CPU {c}" for c in cpus], rows))
 

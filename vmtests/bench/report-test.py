@@ -9,10 +9,11 @@ from arithmetic (passes summed per repetition, pairs, medians) that no VM
 test exercises: a slip there moves a ratio across 1.0 unseen.
 BENCH_REPORT=FILE runs the tests against another copy of the report.
 Written after the fact: against the report of 159f731^ (before the
-passes) it fails eight of its ten checks; of 41b23a5^ six, two of them
-defects mended since (a repetition cut short counted, a section that
-measured nothing passed); of 831fe90^ six, one of them such a defect
-(the latter); the other failures are of figures added with this test.
+passes) it fails nine of its eleven checks; of 41b23a5^ seven, two of
+them defects mended since (a repetition cut short counted, a section
+that measured nothing passed); of 831fe90^ seven, one of them such a
+defect (the latter); the other failures are of figures added with this
+test, and one of "None" printed for a run without disk lines (af65591).
 """
 import json
 import os
@@ -178,6 +179,11 @@ def test_unsteered_ratio_per_reader_cpu():
           "| reader on CPU 0 | reader on CPU 1 |" in out and "vdc:11:0" in out and
           all(x == {"completion_cpu": None, "other_cpu": None} for x in placement.values()),
           f"exit {rc}, per CPU {by}, placement {placement}")
+    # A run that did not log the disks' lines says so, not "None".
+    rc2, doc2, out2 = run_report([ln for ln in lines if "read.disk_irqs" not in ln])
+    check("read: not steered and no disk lines logged, the table says '?'",
+          rc2 == 0 and "disk:line:CPU ?." in out2 and "None" not in out2,
+          f"exit {rc2}, {[ln for ln in out2.splitlines() if 'disk:line' in ln]}")
 
 
 def test_cut_short_repetition_is_no_figure():
