@@ -102,6 +102,31 @@ def med(xs):
     return statistics.median(xs) if xs else None
 
 
+def t975(df):
+    """Student's t, 97.5% quantile, for DF degrees of freedom (Cornish-Fisher
+    expansion: within 0.002 of the tables from 3 up, exact enough for an
+    interval of a few percent)."""
+    z = 1.959964
+    g1 = (z ** 3 + z) / 4
+    g2 = (5 * z ** 5 + 16 * z ** 3 + 3 * z) / 96
+    g3 = (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / 384
+    return z + g1 / df + g2 / df ** 2 + g3 / df ** 3
+
+
+def pair_interval(ratios):
+    """Geometric mean of per-pass-pair ratios and its 95% interval (t on the
+    logarithms): how finely the run tells the two devices apart."""
+    n = len(ratios)
+    if n < 2:
+        return {"pairs": n, "geo_mean": ratios[0] if n else None, "ci95": None}
+    logs = [math.log(x) for x in ratios]
+    mu = sum(logs) / n
+    sd = math.sqrt(sum((x - mu) ** 2 for x in logs) / (n - 1))
+    half = t975(n - 1) * sd / math.sqrt(n)
+    return {"pairs": n, "geo_mean": math.exp(mu),
+            "ci95": [math.exp(mu - half), math.exp(mu + half)]}
+
+
 def reps_of(values, fio, prefix):
     """Repetition numbers present for keys starting with PREFIX.rN."""
     pat = re.compile(re.escape(prefix) + r"\.r(\d+)\.")
@@ -301,6 +326,19 @@ def read_figures(R):
                  if r in snaps["blksnap"] and snaps["dm"].get(r)]
         row["blksnap"]["over_dm_pairs"] = pairs
         row["blksnap"]["over_dm"] = med(pairs) if pairs else None
+        # Single passes against the dm pass of the same round (bench.sh's
+        # read_reps), from repetitions that were not cut short: the spread
+        # of these is the run's resolution.
+        pass_ratios = []
+        for r in reps:
+            if r not in snaps["blksnap"] or r not in snaps["dm"]:
+                continue
+            for k, s in sorted(per_pass.items()):
+                m = re.match(rf"read\.blksnap_image\.{data}\.{mode}\.r{r}\.(p\d+)$", k)
+                d = m and per_pass.get(f"read.dm_snap.{data}.{mode}.r{r}.{m.group(1)}")
+                if d and s["mb_s"] and d["mb_s"]:
+                    pass_ratios.append(s["mb_s"] / d["mb_s"])
+        row["blksnap"]["over_dm_pass_pairs"] = pair_interval(pass_ratios)
         def pairs_where(field, want):
             """blksnap/dm per repetition from the passes whose value FIELD
             (bench.sh's read_pass) is WANT."""
@@ -472,6 +510,9 @@ def summary(F):
         where: F["read"]["rows"].get(f"{data}.{mode}", {}).get("blksnap", {})
         .get(f"over_dm_reader_on_{where}") for where in ("completion_cpu", "other_cpu")}
         for data, mode in READ_CASES}
+    pass_pairs = {f"{data}_{mode}": F["read"]["rows"].get(f"{data}.{mode}", {})
+                  .get("blksnap", {}).get("over_dm_pass_pairs")
+                  for data, mode in READ_CASES}
     writes = {wl: F["write"]["rows"].get(wl, {}).get("blksnap_other", {}).get("over_dm")
               for wl, _, _ in WORKLOADS}
     bursts = {t: {"largest_survived_mib": b["largest_survived_mib"],
@@ -484,6 +525,7 @@ def summary(F):
         "bytes_per_changed_chunk_origin_gib": origin,
         "image_read_vs_dm": reads,
         "image_read_vs_dm_by_reader_cpu": reads_by_cpu,
+        "image_read_vs_dm_pass_pairs": pass_pairs,
         "write_vs_dm": writes,
         "largest_burst_survived_mib": bursts,
         "standalone_write_cost_vs_patched": {
@@ -501,6 +543,11 @@ def summary(F):
             "passes whose reader ran on the CPU that took every disk's "
             "interrupts (completion_cpu) and from those on another CPU "
             "(other_cpu); null when the run did not record it",
+            "image_read_vs_dm_pass_pairs": "each blksnap pass against the "
+            "dm-snapshot pass of the same round: their number, the geometric "
+            "mean of blksnap/dm and its 95% interval (Student's t on the "
+            "logarithms); an interval that holds 1.0 means this run cannot "
+            "tell the two apart on that row",
             "write_vs_dm": "blksnap (storage on another disk) / dm-snapshot "
             "mean write latency on the origin; <= 1 means blksnap costs no more",
             "bytes_per_changed_chunk_origin_gib": "the origin each share "
@@ -522,6 +569,15 @@ def md_table(head, rows):
     for r in rows:
         lines.append("| " + " | ".join(r) + " |")
     return "\n".join(lines)
+
+
+def pair_cell(pp):
+    """'0.98 [0.86, 1.12]' from pair_interval(); n/m without pairs."""
+    if not pp or pp.get("geo_mean") is None:
+        return fmt(None)
+    if not pp.get("ci95"):
+        return fmt(pp["geo_mean"])
+    return f"{fmt(pp['geo_mean'])} [{fmt(pp['ci95'][0])}, {fmt(pp['ci95'][1])}]"
 
 
 def tables(F):
@@ -574,15 +630,20 @@ def tables(F):
                      f"**{fmt(d.get('ratio'))}** ({fmt(d.get('snap_mb_s'), 0)} / {fmt(d.get('origin_mb_s'), 0)} MB/s)",
                      fmt(b.get("over_dm")),
                      f"{fmt(b.get('over_dm_reader_on_completion_cpu'))} / "
-                     f"{fmt(b.get('over_dm_reader_on_other_cpu'))}"])
+                     f"{fmt(b.get('over_dm_reader_on_other_cpu'))}",
+                     pair_cell(b.get("over_dm_pass_pairs"))])
     out.append("\nSequential read of the snapshot device as a fraction of the origin's "
                "speed (median snapshot / origin MB/s); blksnap/dm: blksnap / dm-snapshot "
                "MB/s, both snapshots of one origin held at once and read in interleaved "
                "passes in each repetition (median), < 1 means blksnap is slower; last "
                "column: the same from the passes whose reader ran on the CPU that took "
-               "every disk's interrupts / on another CPU (half the passes each).\n")
+               "every disk's interrupts / on another CPU (half the passes each); "
+               "single passes: blksnap / dm-snapshot of each pass against the other's "
+               "pass of the same round, geometric mean [95% interval] (an interval "
+               "that holds 1.00 means this run cannot tell the two apart).\n")
     out.append(md_table(["case", "blksnap image", "dm-snapshot device", "blksnap/dm",
-                         "reader on the interrupts' CPU / on another"], rows))
+                         "reader on the interrupts' CPU / on another",
+                         "single passes"], rows))
     steer = F["read"].get("completion_cpu") or ""
     if steer.startswith("not steered"):
         cpus = sorted({c for row in F["read"]["rows"].values()

@@ -236,7 +236,8 @@ def test_summary_keys_without_other_sections():
     rc, doc, out = run_report(read_section(lambda *a: 200))
     s = doc.get("summary", {})
     keys = {"bytes_per_changed_chunk", "image_read_vs_dm", "write_vs_dm",
-            "image_read_vs_dm_by_reader_cpu", "largest_burst_survived_mib", "meaning"}
+            "image_read_vs_dm_by_reader_cpu", "image_read_vs_dm_pass_pairs",
+            "largest_burst_survived_mib", "meaning"}
     by = s.get("image_read_vs_dm_by_reader_cpu", {})
     check("summary: every key present after a read-only run",
           rc == 0 and keys <= set(s) and
@@ -249,10 +250,50 @@ def test_summary_keys_without_other_sections():
           f"exit {rc}, image_read_vs_dm_by_reader_cpu {by}")
 
 
+def test_pass_pair_interval():
+    # Each blksnap pass against the dm pass of its round: 12 pairs (3
+    # repetitions of 4 passes) at 1.2 and 0.8 of dm's speed in turn, a
+    # geometric mean of sqrt(0.96) = 0.980 and, with t(0.975, 11 degrees
+    # of freedom) = 2.201 from the tables, a 95% interval of
+    # exp(-0.02041 +- 2.201 * 0.21171 / sqrt(12)) = [0.8564, 1.1210]:
+    # level within the run's resolution, whatever the medians say. A row
+    # whose pairs all agree (1.25) has no width. Fails on 5e1c877, which
+    # had no such figure: its medians alone made a row's 0.99 or 1.01 look
+    # like a verdict.
+    def rt(dev, data, mode, r, p):
+        if dev != "blksnap_image":
+            return 240
+        if mode == "direct":
+            return 240 / 1.25
+        return 200 if p % 2 else 300
+    rc, doc, out = run_report(read_section(rt))
+    pp = doc.get("summary", {}).get("image_read_vs_dm_pass_pairs", {})
+    buf = [pp.get(f"{d}_buffered", {}) for d in ("unchanged", "changed")]
+    dio = [pp.get(f"{d}_direct", {}) for d in ("unchanged", "changed")]
+    check("read: pass pairs, geometric mean and 95% interval per row",
+          rc == 0 and
+          all(b.get("pairs") == 12 and near(b.get("geo_mean"), 0.97980) and
+              near((b.get("ci95") or [None])[0], 0.8564) and
+              near((b.get("ci95") or [None, None])[1], 1.1210) for b in buf) and
+          all(x.get("pairs") == 12 and near(x.get("geo_mean"), 1.25) and
+              x.get("ci95") and near(x["ci95"][0], 1.25) and near(x["ci95"][1], 1.25)
+              for x in dio) and
+          "0.98 [0.86, 1.12]" in out,
+          f"exit {rc}, image_read_vs_dm_pass_pairs {pp}")
+    # A repetition cut short gives no pairs: 8 of them, 2 repetitions.
+    lines = [ln for ln in read_section(rt) if ".r3.p4 " not in ln and ".r3.p4." not in ln]
+    rc, doc, out = run_report(lines)
+    pp = doc.get("summary", {}).get("image_read_vs_dm_pass_pairs", {})
+    check("read: a cut-short repetition gives no pass pairs",
+          rc == 0 and all(pp.get(f"{d}_{m}", {}).get("pairs") == 8 for d, m in READ_CASES),
+          f"exit {rc}, image_read_vs_dm_pass_pairs {pp}")
+
+
 for t in (test_ratio_is_bytes_over_summed_time, test_ratio_per_row_and_median_of_reps,
           test_ratio_per_reader_cpu, test_unsteered_ratio_per_reader_cpu,
           test_cut_short_repetition_is_no_figure, test_read_section_without_figures_fails,
-          test_guest_error_and_missing_done_fail, test_summary_keys_without_other_sections):
+          test_guest_error_and_missing_done_fail, test_summary_keys_without_other_sections,
+          test_pass_pair_interval):
     try:
         t()
     except Exception as e:      # a crash of the report or the test is a failure
