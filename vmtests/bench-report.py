@@ -103,9 +103,12 @@ def med(xs):
 
 
 def t975(df):
-    """Student's t, 97.5% quantile, for DF degrees of freedom (Cornish-Fisher
-    expansion: within 0.002 of the tables from 3 up, exact enough for an
-    interval of a few percent)."""
+    """Student's t, 97.5% quantile, for DF degrees of freedom: the tables'
+    values up to 5, above that the Cornish-Fisher expansion (within 0.002
+    of the tables from 6 up)."""
+    table = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571}
+    if df in table:
+        return table[df]
     z = 1.959964
     g1 = (z ** 3 + z) / 4
     g2 = (5 * z ** 5 + 16 * z ** 3 + 3 * z) / 96
@@ -545,9 +548,10 @@ def summary(F):
             "(other_cpu); null when the run did not record it",
             "image_read_vs_dm_pass_pairs": "each blksnap pass against the "
             "dm-snapshot pass of the same round: their number, the geometric "
-            "mean of blksnap/dm and its 95% interval (Student's t on the "
-            "logarithms); an interval that holds 1.0 means this run cannot "
-            "tell the two apart on that row",
+            "mean of blksnap/dm MB/s (> 1 means blksnap is faster) and its 95% "
+            "interval (Student's t on the logarithms; null for one pair); an "
+            "interval that holds 1.0 means this run cannot tell the two apart "
+            "on that row",
             "write_vs_dm": "blksnap (storage on another disk) / dm-snapshot "
             "mean write latency on the origin; <= 1 means blksnap costs no more",
             "bytes_per_changed_chunk_origin_gib": "the origin each share "
@@ -572,12 +576,15 @@ def md_table(head, rows):
 
 
 def pair_cell(pp):
-    """'0.98 [0.86, 1.12]' from pair_interval(); n/m without pairs."""
+    """'0.980 [0.856, 1.121]' from pair_interval() (three places, so that an
+    interval that excludes 1.0 does not print as holding it); one pair has
+    no interval and says so; n/m without pairs."""
     if not pp or pp.get("geo_mean") is None:
         return fmt(None)
     if not pp.get("ci95"):
-        return fmt(pp["geo_mean"])
-    return f"{fmt(pp['geo_mean'])} [{fmt(pp['ci95'][0])}, {fmt(pp['ci95'][1])}]"
+        return f"{fmt(pp['geo_mean'], 3)} (1 pair)"
+    lo, hi = pp["ci95"]
+    return f"{fmt(pp['geo_mean'], 3)} [{fmt(lo, 3)}, {fmt(hi, 3)}]"
 
 
 def tables(F):
@@ -635,7 +642,7 @@ def tables(F):
     out.append("\nSequential read of the snapshot device as a fraction of the origin's "
                "speed (median snapshot / origin MB/s); blksnap/dm: blksnap / dm-snapshot "
                "MB/s, both snapshots of one origin held at once and read in interleaved "
-               "passes in each repetition (median), < 1 means blksnap is slower; last "
+               "passes in each repetition (median), < 1 means blksnap is slower; fifth "
                "column: the same from the passes whose reader ran on the CPU that took "
                "every disk's interrupts / on another CPU (half the passes each); "
                "single passes: blksnap / dm-snapshot of each pass against the other's "

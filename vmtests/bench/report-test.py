@@ -9,11 +9,12 @@ from arithmetic (passes summed per repetition, pairs, medians) that no VM
 test exercises: a slip there moves a ratio across 1.0 unseen.
 BENCH_REPORT=FILE runs the tests against another copy of the report.
 Written after the fact: against the report of 159f731^ (before the
-passes) it fails nine of its eleven checks; of 41b23a5^ seven, two of
+passes) it fails twelve of its fourteen checks; of 41b23a5^ ten, two of
 them defects mended since (a repetition cut short counted, a section
-that measured nothing passed); of 831fe90^ seven, one of them such a
+that measured nothing passed); of 831fe90^ ten, one of them such a
 defect (the latter); the other failures are of figures added with this
-test, and one of "None" printed for a run without disk lines (af65591).
+test, one of "None" printed for a run without disk lines (af65591), and
+on 5e1c877 four, of the single-pass pairs added after it.
 """
 import json
 import os
@@ -256,16 +257,22 @@ def test_pass_pair_interval():
     # geometric mean of sqrt(0.96) = 0.980 and, with t(0.975, 11 degrees
     # of freedom) = 2.201 from the tables, a 95% interval of
     # exp(-0.02041 +- 2.201 * 0.21171 / sqrt(12)) = [0.8564, 1.1210]:
-    # level within the run's resolution, whatever the medians say. A row
-    # whose pairs all agree (1.25) has no width. Fails on 5e1c877, which
-    # had no such figure: its medians alone made a row's 0.99 or 1.01 look
-    # like a verdict.
+    # no difference this run can tell, whatever the medians say. A row
+    # whose pairs all agree (1.25) has no width. dm's and the origin's
+    # passes differ from pass to pass and repetition to repetition, so
+    # that a pass set against the origin's, another pass or another
+    # repetition gives other ratios. Fails on 5e1c877, which had no such
+    # figure: its medians alone made a row's 0.99 or 1.01 look like a
+    # verdict.
     def rt(dev, data, mode, r, p):
-        if dev != "blksnap_image":
-            return 240
+        dm = 200 + 15 * p + 7 * r
+        if dev == "origin":
+            return 150 + 31 * p + 3 * r
+        if dev == "dm_snap":
+            return dm
         if mode == "direct":
-            return 240 / 1.25
-        return 200 if p % 2 else 300
+            return dm / 1.25
+        return dm / (1.2 if p % 2 else 0.8)
     rc, doc, out = run_report(read_section(rt))
     pp = doc.get("summary", {}).get("image_read_vs_dm_pass_pairs", {})
     buf = [pp.get(f"{d}_buffered", {}) for d in ("unchanged", "changed")]
@@ -278,7 +285,7 @@ def test_pass_pair_interval():
           all(x.get("pairs") == 12 and near(x.get("geo_mean"), 1.25) and
               x.get("ci95") and near(x["ci95"][0], 1.25) and near(x["ci95"][1], 1.25)
               for x in dio) and
-          "0.98 [0.86, 1.12]" in out,
+          "0.980 [0.856, 1.121]" in out,
           f"exit {rc}, image_read_vs_dm_pass_pairs {pp}")
     # A repetition cut short gives no pairs: 8 of them, 2 repetitions.
     lines = [ln for ln in read_section(rt) if ".r3.p4 " not in ln and ".r3.p4." not in ln]
@@ -286,6 +293,16 @@ def test_pass_pair_interval():
     pp = doc.get("summary", {}).get("image_read_vs_dm_pass_pairs", {})
     check("read: a cut-short repetition gives no pass pairs",
           rc == 0 and all(pp.get(f"{d}_{m}", {}).get("pairs") == 8 for d, m in READ_CASES),
+          f"exit {rc}, image_read_vs_dm_pass_pairs {pp}")
+    # One pass a row: a ratio, no interval, and the table says it is one.
+    rc, doc, out = run_report(read_section(rt, reps=1, loops=1))
+    pp = doc.get("summary", {}).get("image_read_vs_dm_pass_pairs", {})
+    check("read: one pass pair, no interval, and the table says so",
+          rc == 0 and
+          all(pp.get(f"{d}_{m}", {}).get("pairs") == 1 and
+              pp.get(f"{d}_{m}", {}).get("ci95") is None for d, m in READ_CASES) and
+          near(pp.get("changed_buffered", {}).get("geo_mean"), 1.2) and
+          "1.200 (1 pair)" in out,
           f"exit {rc}, image_read_vs_dm_pass_pairs {pp}")
 
 
