@@ -9,12 +9,12 @@ from arithmetic (passes summed per repetition, pairs, medians) that no VM
 test exercises: a slip there moves a ratio across 1.0 unseen.
 BENCH_REPORT=FILE runs the tests against another copy of the report.
 Written after the fact: against the report of 159f731^ (before the
-passes) it fails twelve of its fourteen checks; of 41b23a5^ ten, two of
+passes) it fails thirteen of its fifteen checks; of 41b23a5^ eleven, two of
 them defects mended since (a repetition cut short counted, a section
-that measured nothing passed); of 831fe90^ ten, one of them such a
+that measured nothing passed); of 831fe90^ eleven, one of them such a
 defect (the latter); the other failures are of figures added with this
 test, one of "None" printed for a run without disk lines (af65591), and
-on 5e1c877 four, of the single-pass pairs added after it.
+on 5e1c877 five, of the single-pass pairs added after it.
 """
 import json
 import os
@@ -293,6 +293,16 @@ def test_pass_pair_interval():
     pp = doc.get("summary", {}).get("image_read_vs_dm_pass_pairs", {})
     check("read: a cut-short repetition gives no pass pairs",
           rc == 0 and all(pp.get(f"{d}_{m}", {}).get("pairs") == 8 for d, m in READ_CASES),
+          f"exit {rc}, image_read_vs_dm_pass_pairs {pp}")
+    # BENCH_QUICK's shape, one repetition of 4 passes: 3 degrees of
+    # freedom, t = 3.182 from the tables (the expansion alone gives 3.16,
+    # an interval too narrow): exp(-0.02041 +- 3.182 * 0.23406 / 2)
+    # = [0.6751, 1.4220].
+    rc, doc, out = run_report(read_section(rt, reps=1))
+    pp = doc.get("summary", {}).get("image_read_vs_dm_pass_pairs", {})
+    check("read: four pass pairs, the t tables' interval",
+          rc == 0 and near((pp.get("changed_buffered", {}).get("ci95") or [None])[0], 0.6751) and
+          "0.980 [0.675, 1.422]" in out,
           f"exit {rc}, image_read_vs_dm_pass_pairs {pp}")
     # One pass a row: a ratio, no interval, and the table says it is one.
     rc, doc, out = run_report(read_section(rt, reps=1, loops=1))
