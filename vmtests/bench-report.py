@@ -333,14 +333,13 @@ def read_figures(R):
         # read_reps), from repetitions that were not cut short: the spread
         # of these is the run's resolution.
         pass_ratios = []
-        for r in reps:
-            if r not in snaps["blksnap"] or r not in snaps["dm"]:
+        for k, s in sorted(per_pass.items()):
+            m = re.match(rf"read\.blksnap_image\.{data}\.{mode}\.(r(\d+)\.p\d+)$", k)
+            if not m or int(m.group(2)) not in snaps["blksnap"].keys() & snaps["dm"].keys():
                 continue
-            for k, s in sorted(per_pass.items()):
-                m = re.match(rf"read\.blksnap_image\.{data}\.{mode}\.r{r}\.(p\d+)$", k)
-                d = m and per_pass.get(f"read.dm_snap.{data}.{mode}.r{r}.{m.group(1)}")
-                if d and s["mb_s"] and d["mb_s"]:
-                    pass_ratios.append(s["mb_s"] / d["mb_s"])
+            d = per_pass.get(f"read.dm_snap.{data}.{mode}.{m.group(1)}")
+            if d and s["mb_s"] and d["mb_s"]:
+                pass_ratios.append(s["mb_s"] / d["mb_s"])
         row["blksnap"]["over_dm_pass_pairs"] = pair_interval(pass_ratios)
         def pairs_where(field, want):
             """blksnap/dm per repetition from the passes whose value FIELD
