@@ -27,10 +27,19 @@ shift 3
 [ -n "${VM_GUEST_OF:-}" ] || exec 3>&1
 here=$(cd "$(dirname "$0")" && pwd)
 tests=("$@")
+# VM_SELECT=both (make check on the patched kernel): without named tests,
+# only those whose script has a "# kernels: both" line. make check runs
+# every test on Debian's kernel; the patched kernel differs there only in
+# its filter hook and in being the series' own build, so it runs the
+# tests of the hook, of module load/unload and of the standalone hook.
+select=${VM_SELECT:-all}
+case "$select" in all | both) ;; *) echo "run.sh: VM_SELECT must be 'all' or 'both', not '$select'" >&2; exit 2 ;; esac
 if [ ${#tests[@]} -eq 0 ]; then
 	for f in "$here"/tests/*.sh; do
 		n=$(basename "$f" .sh)
-		[ "$n" = common ] || tests+=("$n")
+		[ "$n" = common ] && continue
+		[ "$select" = both ] && ! grep -q '^# kernels: both' "$f" && continue
+		tests+=("$n")
 	done
 fi
 
@@ -77,6 +86,17 @@ warn_space() {
 	fi
 }
 
+# time_summary SECONDS_FILE...: one line of what the tests cost in the
+# guests (each test's "secs name" line, its cleanup included), with the
+# slowest five: the figures a test's place in make check's time budget
+# is judged by (docs/tests.md).
+time_summary() {
+	cat "$@" 2>/dev/null | sort -k1,1nr | awk -v wall=$((SECONDS - run_started)) '
+		{ n++; sum += $1; if (n <= 5) slow = slow (n > 1 ? ", " : "") $2 " " $1 " s" }
+		END { if (n) printf "time: %d tests, %d s in the guests, %d s from start to end; slowest: %s\n", n, sum, wall, slow }'
+}
+run_started=$SECONDS
+
 # VM_JOBS=N (N > 1): N guests at once, each in its own directory with its
 # own disks, on a share of the tests (longest declared timeouts first, each
 # to the least loaded guest). A guest running the debug kernel keeps about
@@ -116,7 +136,7 @@ if [ "$jobs" -gt 1 ] && [ ${#tests[@]} -gt 1 ]; then
 	for ((j = 0; j < jobs; j++)); do
 		log=$outdir/job$((j + 1)).log
 		# Each guest's own lines, without its closing count: one count for all.
-		grep -avE '^[0-9]+ passed, [0-9]+ failed' "$log"
+		grep -avE '^[0-9]+ passed, [0-9]+ failed|^time: ' "$log"
 		read -r p f s < <(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1 |
 			awk '{print $1, $3, $5 + 0}')
 		if [ -z "${p:-}" ]; then
@@ -126,6 +146,7 @@ if [ "$jobs" -gt 1 ] && [ ${#tests[@]} -gt 1 ]; then
 		passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 		unset p f s
 	done
+	time_summary $(for ((j = 1; j <= jobs; j++)); do echo "$outdir/job$j/test-seconds"; done)
 	echo "$passed passed, $failed failed, $skipped skipped"
 	[ "$failed" -eq 0 ] && [ "$rc" -eq 0 ]
 	exit
@@ -133,6 +154,7 @@ fi
 
 bad_pattern='BUG:|WARNING:|Oops|KASAN|UBSAN|possible circular|possible recursive|inconsistent lock|blocked for more than|kmemleak:.*new suspected|general protection|Kernel panic'
 mkdir -p "$outdir"
+rm -f "$outdir/test-seconds"
 passed=0 failed=0 skipped=0
 declare -A verdict
 
@@ -435,6 +457,7 @@ while [ ${#remaining[@]} -gt 0 ]; do
 			fi
 			grep -a "^LOG $t " "$res" | sed "s/^LOG $t /    | /"
 			record "$t" "$v"
+			grep -a "^TIME $t " "$res" | tail -n 1 | awk '{ print $3, $2 }' >> "$outdir/test-seconds"
 		elif [ -z "$current" ] && grep -aq "^START $t\$" "$res"; then
 			current=$t
 		elif [ -z "$current" ] && ! grep -aq "^BOOTED" "$res"; then
@@ -493,5 +516,6 @@ done
 # The disks are scratch: left behind, they would hold gigabytes of the
 # host's space through the suites that run after this one.
 [ "${VM_KEEP_DISKS:-0}" = 1 ] || rm -rf "$outdir/disks"
+time_summary "$outdir/test-seconds"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
