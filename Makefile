@@ -18,7 +18,7 @@ include mk/userland.mk
 -include mk/bench.mk
 -include mk/deb.mk
 
-check: ## unit tests, CLI host tests, the bench report's test, the harness test and the VM tests (DEBUG=1: on the debug kernel)
+check: ## unit, CLI, bench report and harness tests, the VM tests (all on Debian's kernel, the "# kernels: both" ones on the patched kernel too), timed against the 50-minute budget (DEBUG=1: all on the debug kernel)
 	@scripts/check.sh $(if $(DEBUG),DEBUG=$(DEBUG))
 
 help: ## list the targets

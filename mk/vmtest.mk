@@ -1,5 +1,6 @@
 # VM tests: the built kernel in QEMU with the initramfs from vmtests/.
 #   make vmtest [TESTS="name ..."] [DEBUG=1] [VM_ACCEL=kvm] [VM_JOBS=guests at once]
+#               [VM_SELECT=both: only the tests marked "# kernels: both"]
 
 VM_PKGS     := qemu-system-x86 busybox-static e2fsprogs xfsprogs fio dmsetup \
                cpio util-linux strace
@@ -33,8 +34,9 @@ VM_APPEND ?= acpi=off
 VM_JOBS ?= 2
 endif
 
-vmtest: $(if $(filter 1,$(VM_SKIP_KERNEL)),,kernel) cli $(INITRAMFS) ## run the VM tests in QEMU (TESTS="a b" to pick, DEBUG=1 for the debug kernel)
-	@VM_TIMEOUT_SCALE=$(or $(VM_TIMEOUT_SCALE),1) VM_APPEND="$(VM_APPEND)" VM_JOBS=$(or $(VM_JOBS),1) vmtests/run.sh $(BZIMAGE) $(INITRAMFS) $(VM_OUT) $(TESTS)
+vmtest: $(if $(filter 1,$(VM_SKIP_KERNEL)),,kernel) cli $(INITRAMFS) ## run the VM tests in QEMU on the patched kernel (TESTS="a b" to pick, VM_SELECT=both for the "# kernels: both" ones, DEBUG=1 for the debug kernel)
+	@VM_TIMEOUT_SCALE=$(or $(VM_TIMEOUT_SCALE),1) VM_APPEND="$(VM_APPEND)" VM_JOBS=$(or $(VM_JOBS),1) VM_SELECT=$(or $(VM_SELECT),all) \
+		vmtests/run.sh $(BZIMAGE) $(INITRAMFS) $(VM_OUT) $(TESTS)
 
 # The harness's own promises (a stuck guest, a full host file system).
 .PHONY: harness-test

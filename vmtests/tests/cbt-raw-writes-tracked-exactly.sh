@@ -8,6 +8,7 @@
 # lists exactly the blocks changed since the first snapshot (--since 0:
 # all), and the generation is the same for both snapshots.
 # timeout: 180
+# kernels: both (the filter hook: every write reaches the change tracking)
 . /tests/common.sh
 
 orig=/dev/vdb

@@ -5,6 +5,7 @@
 # every file as at take time and fsck of the image is clean; the origin
 # keeps every write and is clean after unmount.
 # timeout: 240
+# kernels: both (the filter hook: the driver's own I/O on the snapshotted file system, end to end)
 . /tests/common.sh
 
 same_fs_consistency_test xfs

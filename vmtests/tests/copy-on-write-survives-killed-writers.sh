@@ -5,6 +5,7 @@
 # read when its writer is killed. Failed on d7861d9: the first kill gave
 # "corrupted ... error code 4" (EINTR) and the image lost the chunk.
 # timeout: 180
+# kernels: both (the filter hook: the copy in the submitter's context)
 . /tests/common.sh
 
 load_module

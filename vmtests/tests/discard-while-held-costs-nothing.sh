@@ -6,6 +6,7 @@
 # the range was copied at once (buffers for 12 GiB in a 2 GiB guest), the
 # 256 MiB storage overflowed and the snapshot was corrupted.
 # timeout: 240
+# kernels: both (the filter hook: discards)
 . /tests/common.sh
 
 # The 64 GiB disk is the origin here; the storage is on the 2 GiB one.

@@ -4,6 +4,7 @@
 # own ->submit_bio were never filtered, and the image changed under the
 # backup.)
 # timeout: 180
+# kernels: both (the filter hook: bios of stacked devices)
 . /tests/common.sh
 
 load_module tracking_block_minimum_shift=16

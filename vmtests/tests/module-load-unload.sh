@@ -1,6 +1,7 @@
 # The module loads and unloads ten times, with /dev/blksnap and its sysfs
 # attributes appearing and going each time.
 # timeout: 120
+# kernels: both (module load and unload)
 . /tests/common.sh
 
 i=0

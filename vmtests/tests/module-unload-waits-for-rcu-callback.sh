@@ -26,6 +26,7 @@
 # what it changed (see guest_cleanup); the busy loop ends by itself.
 # Needs 2 CPUs and util-linux chrt in the initramfs.
 # timeout: 120
+# kernels: both (module load and unload)
 . /tests/common.sh
 
 [ "$(grep -c '^processor' /proc/cpuinfo)" -ge 2 ] || skip "needs 2 CPUs"

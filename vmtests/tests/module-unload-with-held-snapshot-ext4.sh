@@ -8,6 +8,7 @@
 # releases the storage file and a new snapshot works. Which of the two
 # the kernel does is put on the console.
 # timeout: 240
+# kernels: both (module load and unload)
 . /tests/common.sh
 
 module_unload_test ext4

@@ -7,6 +7,7 @@
 # during the copy would go unseen here (checked by mutation): what this
 # shows is that the path is taken, answers EAGAIN and loses nothing.
 # timeout: 180
+# kernels: both (the filter hook: REQ_NOWAIT writes)
 . /tests/common.sh
 
 orig=/dev/vdb

@@ -4,6 +4,7 @@
 # filter looked up on that bdev alone, writes through /dev/loopNp1 went
 # straight past a whole-disk snapshot, which then showed the new data.)
 # timeout: 180
+# kernels: both (the filter hook: bios of partitions)
 . /tests/common.sh
 
 # snapshot_of DEV: a taken snapshot of DEV with $store as storage; its id.

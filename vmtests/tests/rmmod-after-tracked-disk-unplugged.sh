@@ -8,6 +8,7 @@
 # for trackers release"), since module exit could find a tracker only by
 # opening its device.
 # timeout: 180
+# kernels: both (the filter hook: a tracked disk that goes away)
 . /tests/common.sh
 
 disk=vdf

@@ -6,6 +6,7 @@
 # the guest keeps its filter until blksnap lets it go (the driver holds
 # its block device), and then nothing is left attached.
 # timeout: 120
+# kernels: both (the standalone hook (skips on the patched kernel))
 . /tests/common.sh
 
 [ -n "$BDEV_FILTER_KO" ] || skip "the kernel has the bdev_filter patch: no hook module to test"

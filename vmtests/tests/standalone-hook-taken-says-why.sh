@@ -7,6 +7,7 @@
 # the same create works. Failed on 8534ec4: blksnap-storage said only
 # "/dev/vdb: Operation not supported".
 # timeout: 120
+# kernels: both (the standalone hook (skips on the patched kernel))
 . /tests/common.sh
 
 [ -n "$BDEV_FILTER_KO" ] || skip "the kernel has the bdev_filter patch: no hook module to test"

@@ -6,6 +6,7 @@
 # O_DIRECT write to the disk did not complete (the store of a chunk waited
 # for the copy of the chunk it was being written into).
 # timeout: 240
+# kernels: both (the filter hook: the driver's own I/O cloned by a stacked device)
 . /tests/common.sh
 
 load_module

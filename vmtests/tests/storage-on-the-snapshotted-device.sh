@@ -3,6 +3,7 @@
 # intercept its own writes to it. The image's sectors outside the storage
 # range keep the data of take time.
 # timeout: 180
+# kernels: both (the filter hook: the driver's own I/O)
 . /tests/common.sh
 
 load_module

@@ -5,6 +5,7 @@
 # in_snapshot, then detached, while snapshot creation claimed the tracker
 # in between: nothing was copied and the image followed the origin.
 # timeout: 300
+# kernels: both (the filter hook: attach and detach)
 . /tests/common.sh
 
 load_module

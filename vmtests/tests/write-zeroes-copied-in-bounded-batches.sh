@@ -5,6 +5,7 @@
 # zeros. Failed on d7861d9: a buffer was allocated for every chunk of the
 # bio before anything was waited for (512 MiB at once).
 # timeout: 300
+# kernels: both (the filter hook: WRITE_ZEROES)
 . /tests/common.sh
 
 orig=/dev/vdc
