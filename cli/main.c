@@ -3,6 +3,7 @@
  * blksnap-storage - manage blksnap snapshots and their difference storage
  * kept in ordinary files.  This file only dispatches to the commands.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -112,5 +113,11 @@ int main(int argc, char **argv)
 	if (!c)
 		return usage_error("unknown command '%s'", argv[1]);
 	cmd_name = c->name;
+	/*
+	 * A write past the file size limit (ulimit -f) fails with EFBIG
+	 * instead of ending the process halfway through a growth, its file
+	 * unpinned; storagefile refuses such a growth beforehand anyway.
+	 */
+	signal(SIGXFSZ, SIG_IGN);
 	return c->run(argc - 1, argv + 1);
 }

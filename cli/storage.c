@@ -218,6 +218,15 @@ static int explain_sf_error(struct storage *s, int ret, char *why)
 			   "(needs CAP_LINUX_IMMUTABLE)");
 	case -ENOSPC:
 		return say(why, ret, "no space left on the filesystem");
+	case -EFBIG:
+		if (sf_file_size_limit() != UINT64_MAX)
+			return say(why, ret, "the growth would pass this "
+				   "process's file size limit (ulimit -f: %"
+				   PRIu64 " bytes), so nothing was changed: "
+				   "raise the limit or grow by less",
+				   sf_file_size_limit());
+		return say(why, ret, "the growth would pass the largest file "
+			   "size");
 	case -EAGAIN:
 		return say(why, ret, "the file's location on disk is not "
 			   "decided yet (%s extent); try again",

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/statvfs.h>
 
 #include "sf_internal.h"
@@ -70,6 +71,15 @@ static int check_free_space(int fd, uint64_t bytes)
 	return 0;
 }
 
+uint64_t sf_file_size_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_FSIZE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return UINT64_MAX;
+	return (uint64_t)rl.rlim_cur;
+}
+
 /* The read-only fd cannot fallocate; an immutable file cannot be opened
  * for writing at all, so this is done only after unpinning. */
 static int reopen_writable(int fd)
@@ -89,23 +99,37 @@ static int allocate_and_map(struct sf_file *f, int wfd, uint64_t old_size,
 			    struct sf_ranges *given_after)
 {
 	struct sf_ranges before = SF_RANGES_INIT, now = SF_RANGES_INIT;
+	struct sf_ranges gone = SF_RANGES_INIT, kept = SF_RANGES_INIT;
 	uint64_t held, grown;
 	int ret;
 
 	/* The sectors the file holds before, to tell what the growth got. */
 	ret = current_ranges(f, &before);
 	held = before.usable_sectors + before.wasted_sectors;
+	/*
+	 * What was handed out but is no longer the file's was never taken:
+	 * a growth the caller undid by truncating the file back (the kernel
+	 * refused it, a check failed). Forget it, or the same blocks, given
+	 * back to the file by this fallocate, would count as handed out and
+	 * never be handed out again.
+	 */
+	if (!ret)
+		ret = sf_ranges_subtract(&f->given, &before, 1, &gone);
+	if (!ret)
+		ret = sf_ranges_subtract(&f->given, &gone, 1, &kept);
 	sf_ranges_free(&before);
+	sf_ranges_free(&gone);
 	if (ret)
-		return ret;
+		goto out;
 	if (fallocate(wfd, 0, (off_t)old_size, (off_t)bytes) < 0 ||
-	    fsync(wfd) < 0)
-		return -errno;
+	    fsync(wfd) < 0) {
+		ret = -errno;
+		goto out;
+	}
 
 	ret = current_ranges(f, &now);
 	if (!ret)
-		ret = sf_ranges_subtract(&now, &f->given, align_sectors(f),
-					 fresh);
+		ret = sf_ranges_subtract(&now, &kept, align_sectors(f), fresh);
 	/*
 	 * What the growth got but cannot give, because its extents are not
 	 * aligned: the extents' own cut-offs count as well as the
@@ -117,12 +141,14 @@ static int allocate_and_map(struct sf_file *f, int wfd, uint64_t old_size,
 					grown - fresh->usable_sectors : 0;
 	}
 	if (!ret)
-		ret = sf_ranges_union(given_after, &f->given);
+		ret = sf_ranges_union(given_after, &kept);
 	if (!ret)
 		ret = sf_ranges_union(given_after, fresh);
 	if (!ret && f->grow_fault)
 		ret = f->grow_fault(f->grow_fault_arg);
 	sf_ranges_free(&now);
+out:
+	sf_ranges_free(&kept);
 	return ret;
 }
 
@@ -142,7 +168,8 @@ int sf_grow(struct sf_file *f, uint64_t bytes, struct sf_ranges *new_ranges)
 	if (!bytes)
 		return -EINVAL;
 	ret = sf_size(f, &old_size);
-	if (!ret && bytes > (uint64_t)INT64_MAX - old_size)
+	if (!ret && (bytes > (uint64_t)INT64_MAX - old_size ||
+		     old_size + bytes > sf_file_size_limit()))
 		ret = -EFBIG;
 	if (!ret)
 		ret = check_free_space(f->fd, bytes);

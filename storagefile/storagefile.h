@@ -424,7 +424,9 @@ int sf_size(const struct sf_file *f, uint64_t *bytes);
  * @f:          the handle.
  * @bytes:      how much to add (> 0); the file's size grows by exactly this.
  * @new_ranges: out, replaced: the ranges this handle has not handed out
- *              before (they are then remembered as handed out).
+ *              before (they are then remembered as handed out). Ranges
+ *              handed out that the file no longer holds (a growth the
+ *              caller undid by truncating the file) are forgotten first.
  *
  * One fallocate(mode 0) of the whole amount from the current size (few,
  * large extents; no data is written), fsync, FIEMAP. If the file was pinned
@@ -433,13 +435,23 @@ int sf_size(const struct sf_file *f, uint64_t *bytes);
  * pin state unless re-pinning failed too: then the growth's error is
  * returned and the file is left unpinned (check sf_is_pinned()).
  *
- * Return: 0; -EINVAL (@bytes is 0); -EFBIG (size would overflow);
+ * Return: 0; -EINVAL (@bytes is 0); -EFBIG (size would overflow, or pass
+ * sf_file_size_limit(): refused before the file is touched);
  * -ENOSPC (checked against statvfs f_bavail before allocating, or from
  * fallocate);
  * -EOPNOTSUPP/-EAGAIN (a refused extent flag: see sf_refused_flag());
  * -EPERM (pinned and no CAP_LINUX_IMMUTABLE); -errno.
  */
 int sf_grow(struct sf_file *f, uint64_t bytes, struct sf_ranges *new_ranges);
+
+/**
+ * sf_file_size_limit() - the largest size this process may give a file:
+ * RLIMIT_FSIZE's soft limit (ulimit -f), or UINT64_MAX without one.
+ * fallocate() past it raises SIGXFSZ, which ends a process that does not
+ * catch or ignore it in the middle of a growth, its file unpinned:
+ * sf_grow() refuses such a growth with -EFBIG instead.
+ */
+uint64_t sf_file_size_limit(void);
 
 /**
  * sf_all_ranges() - the file's full current ranges (for a "ranges FILE"

@@ -9,8 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/wait.h>
 
 #include "helpers.h"
 #include "sf_internal.h"
@@ -352,6 +355,89 @@ static void test_failed_growth_rolls_back_pinned(void **state)
 	sf_close(f);
 }
 
+/*
+ * A growth whose caller undid it (the kernel refused the ranges, a
+ * take-time check failed: blksnap-storage truncates the file back) gave
+ * nothing: the next growth, which gets the same blocks back from the file
+ * system, hands them out. Failed on 7e5f45f: the handle still counted them
+ * as handed out, and every later growth of a long-running 'watch' gave
+ * nothing ("lost to alignment") until the snapshot overflowed.
+ */
+static void test_growth_after_undone_growth_gives_again(void **state)
+{
+	struct sf_ranges first = SF_RANGES_INIT, again = SF_RANGES_INIT;
+	char path[128];
+	struct sf_file *f;
+	uint64_t size;
+	int wfd;
+
+	(void)state;
+	f = open_with_content("undone");
+	assert_int_equal(sf_size(f, &size), 0);
+	assert_int_equal(sf_grow(f, 8 * MiB, &first), 0);
+	assert_true(first.usable_sectors == 8 * MiB / 512);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", sf_fd(f));
+	wfd = open(path, O_WRONLY);
+	assert_true(wfd >= 0);
+	assert_int_equal(ftruncate(wfd, (off_t)size), 0);
+	assert_int_equal(fsync(wfd), 0);
+	close(wfd);
+	assert_int_equal(sf_grow(f, 8 * MiB, &again), 0);
+	assert_true(again.usable_sectors == 8 * MiB / 512);
+	sf_ranges_free(&first);
+	sf_ranges_free(&again);
+	sf_close(f);
+}
+
+/*
+ * A growth past RLIMIT_FSIZE (ulimit -f) is refused before the file is
+ * touched. Failed before sf_file_size_limit(): fallocate() raised SIGXFSZ,
+ * which killed the process in the middle of the growth, the file unpinned
+ * (blksnap-storage add under 'ulimit -f': exit 153).
+ */
+static void test_growth_past_file_size_limit_refused(void **state)
+{
+	struct file_state before, after;
+	struct sf_ranges r = SF_RANGES_INIT;
+	struct sf_file *f;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	f = open_with_content("fsize");
+	capture(f, &before);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = { before.size + 4 * MiB, RLIM_INFINITY };
+
+		signal(SIGXFSZ, SIG_DFL);
+		if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
+			_exit(10);
+		if (sf_grow(f, 8 * MiB, &r) != -EFBIG || r.count)
+			_exit(11);
+		if (sf_file_size_limit() != before.size + 4 * MiB)
+			_exit(12);
+		/* up to the limit itself is allowed */
+		if (sf_grow(f, 4 * MiB, &r) || !r.count)
+			_exit(13);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (WIFSIGNALED(status))
+		fail_msg("the growth killed the process with signal %d",
+			 WTERMSIG(status));
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* the child's allowed growth is there; the refused one left nothing */
+	assert_int_equal(sf_size(f, &after.size), 0);
+	assert_true(after.size == before.size + 4 * MiB);
+	assert_true(sf_file_size_limit() == UINT64_MAX ||
+		    sf_file_size_limit() >= after.size);
+	release(&before);
+	sf_close(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +449,8 @@ int main(void)
 		cmocka_unit_test(test_enospc_leaves_file_unchanged),
 		cmocka_unit_test(test_failed_growth_rolls_back),
 		cmocka_unit_test(test_failed_growth_rolls_back_pinned),
+		cmocka_unit_test(test_growth_past_file_size_limit_refused),
+		cmocka_unit_test(test_growth_after_undone_growth_gives_again),
 	};
 
 	return cmocka_run_group_tests_name("grow", tests, make_tmpdir,
