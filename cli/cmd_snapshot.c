@@ -150,8 +150,8 @@ static void forward_signal(int sig)
 
 /*
  * Main thread: Ctrl-C and friends reach COMMAND through the terminal; we
- * must survive them to clean up.  SIGTERM/SIGHUP are passed on.  SIGUSR1
- * is only for the watcher thread.
+ * must survive them to clean up.  SIGTERM/SIGHUP are passed on; SIGPIPE
+ * is ignored.  SIGUSR1 is only for the watcher thread.
  */
 static void setup_signals(void)
 {
@@ -169,6 +169,9 @@ static void setup_signals(void)
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGQUIT, &sa, NULL);
+	/* A reader that went away (snapshot ... | head): writes fail, the
+	 * cleanup goes on. */
+	sigaction(SIGPIPE, &sa, NULL);
 	sigemptyset(&usr1);
 	sigaddset(&usr1, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
@@ -228,6 +231,9 @@ static void exec_command(char **command)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
+	/* Ignored signals stay ignored across exec: COMMAND gets its own. */
+	sigaction(SIGPIPE, &sa, NULL);
+	sigaction(SIGXFSZ, &sa, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	execvp(command[0], command);

@@ -20,8 +20,9 @@ static const char watch_help[] =
 	"FILE is created if missing.  Growth never passes --limit, nor leaves\n"
 	"the filesystem less than min(5%, 256 MiB) free; reaching either is\n"
 	"said once on stderr and watching goes on.  Every growth is logged on\n"
-	"stdout.  Ends when the snapshot is destroyed or on SIGINT/SIGTERM\n"
-	"(exit 0); on a corrupted event prints the device and error and exits 3.\n"
+	"stdout.  Ends when the snapshot is destroyed or on SIGINT, SIGTERM,\n"
+	"SIGHUP, SIGQUIT or SIGPIPE (exit 0), giving its spare first; on a\n"
+	"corrupted event prints the device and error and exits 3.\n"
 	"If FILE is on a device of the snapshot, the next growth is made ahead\n"
 	"and kept as a spare, so that an event is met with no write to it.\n"
 	"\n"
@@ -49,16 +50,24 @@ static void on_stop_signal(int sig)
 	watch_loop_interrupt();
 }
 
-/* No SA_RESTART: the kernel wait must return -EINTR. */
+/*
+ * No SA_RESTART: the kernel wait must return -EINTR. A hang-up (the
+ * terminal closed, logrotate's kill -HUP), SIGQUIT and a reader that went
+ * away (watch ... | head) stop it like SIGTERM: by default each would end
+ * it wherever it is, a growth half done or a spare not given.
+ */
 static void catch_stop_signals(void)
 {
+	static const int stop_signals[] = {
+		SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE,
+	};
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop_signal;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+		sigaction(stop_signals[i], &sa, NULL);
 }
 
 static int parse(int argc, char **argv, struct watch_opts *o,

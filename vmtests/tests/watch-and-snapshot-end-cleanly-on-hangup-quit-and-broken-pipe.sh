@@ -1,0 +1,82 @@
+# SIGHUP (a closed terminal, logrotate's kill -HUP), SIGQUIT and SIGPIPE
+# (a reader that went away: 'watch ... | head', 'snapshot ... 2>&1 | head')
+# end 'watch' and 'snapshot' the way SIGTERM does, with their cleanup:
+#  1. a watcher keeping a spare (storage on the snapshotted ext4) that gets
+#     SIGHUP, then a new one that gets SIGQUIT: each gives its spare to the
+#     snapshot and exits 0;
+#  2. a watcher whose stdout reader has gone: the growth that the next
+#     low-space event brings is logged into the broken pipe; it exits 0;
+#  3. 'snapshot' whose stderr reader has gone: its watcher's growth line
+#     goes into the broken pipe; the command still runs to its end, the
+#     snapshot is destroyed, the file it created deleted, and the exit
+#     status is the command's.
+# Failed on 7e5f45f: each watcher died of the signal (exit 129, 131, 141)
+# with its spare not given, and 'snapshot' died of SIGPIPE (141) leaving
+# its snapshot held and its storage pinned.
+# timeout: 240
+. /tests/common.sh
+
+# Low-space events at 16 MiB free, asking for 16 MiB.
+load_module diff_storage_minimum=32768
+mkfs_of ext4 /dev/vdb
+mkdir -p /mnt/o && run mount /dev/vdb /mnt/o
+gen 11 $((40 * 1048576)) > /mnt/o/big && sync || fail "cannot write big"
+id=$(snap_take /mnt/o/.diff 24M /mnt/o) || exit 1
+
+# 1. SIGHUP, then SIGQUIT, to a watcher with a spare ready.
+for sig in HUP QUIT; do
+	watch_start "$id" /mnt/o/.diff /tmp/w-$sig.json --step 8M
+	wait_for 30 grep -q '"event":"spare_ready"' /tmp/w-$sig.json ||
+		fail "SIG$sig: no spare: $(cat /tmp/w-$sig.json /tmp/w-$sig.json.err | tr '\n' ' ')"
+	kill -$sig "$WATCH_PID"
+	wait_for 20 eval "! kill -0 $WATCH_PID 2>/dev/null" || fail "watch did not end on SIG$sig"
+	wait "$WATCH_PID"
+	rc=$?
+	[ $rc = 0 ] || fail "watch exited $rc on SIG$sig (it died of it?): $(cat /tmp/w-$sig.json.err)"
+	grep -q '"event":"stopped"' /tmp/w-$sig.json || fail "SIG$sig: no stopped event: $(tail -n 2 /tmp/w-$sig.json)"
+	grep -q '"event":"spare_given"' /tmp/w-$sig.json ||
+		fail "SIG$sig: the spare was not given: $(tr '\n' ' ' < /tmp/w-$sig.json)"
+	lsattr /mnt/o/.diff | cut -d' ' -f1 | grep -q i || fail "SIG$sig: the storage file is no longer immutable"
+done
+note "SIGHUP and SIGQUIT: the watcher gave its spare and exited 0"
+
+# 2. A watcher whose reader went away after the first line.
+rm -f /tmp/p && mkfifo /tmp/p || fail "mkfifo"
+blksnap-storage watch --json --snapshot "$id" --step 8M /mnt/o/.diff > /tmp/p 2> /tmp/wp.err &
+wp=$!
+scn_track $wp
+head -n 1 < /tmp/p > /tmp/first
+grep -q '"event":"started"' /tmp/first || fail "the watcher's first line: $(cat /tmp/first /tmp/wp.err)"
+# Copy-on-write of 32 MiB: the events come, and the watcher logs growths
+# into the broken pipe.
+gen 12 $((32 * 1048576)) | dd of=/mnt/o/big bs=1M conv=notrunc,fsync 2>/dev/null || fail "overwrite failed"
+wait_for 30 eval "! kill -0 $wp 2>/dev/null" || fail "the watcher still runs with its reader gone"
+wait $wp
+rc=$?
+[ $rc = 0 ] || fail "watch exited $rc with its reader gone (141: killed by SIGPIPE): $(cat /tmp/wp.err)"
+lsattr /mnt/o/.diff | cut -d' ' -f1 | grep -q i || fail "SIGPIPE: the storage file is no longer immutable"
+blksnap-storage list | grep -q "^$id	taken	/mnt/o/.diff$" || fail "list after SIGPIPE: $(blksnap-storage list)"
+note "SIGPIPE: the watcher exited 0"
+snap_destroy "$id" /mnt/o/.diff
+
+# 3. 'snapshot' whose stderr reader went away: its watcher logs growths there.
+storage_fs
+rm -f /tmp/p && mkfifo /tmp/p || fail "mkfifo"
+# (COMMAND writes nothing there itself: it would die of SIGPIPE too.)
+blksnap-storage snapshot --storage /mnt/st/s.diff --size 8M --step 8M /dev/vdc -- \
+	sh -c 'sleep 1; bsctl gen 13 $((32 * 1048576)) | dd of=/dev/vdc bs=1M oflag=direct 2>/dev/null; sleep 1; exit 7' \
+	> /tmp/p 2>&1 &
+sp=$!
+scn_track $sp
+head -n 1 < /tmp/p > /tmp/first
+grep -q watching /tmp/first || fail "snapshot's first line: $(cat /tmp/first)"
+wait_for 60 eval "! kill -0 $sp 2>/dev/null" || fail "snapshot still runs"
+wait $sp
+rc=$?
+[ $rc = 7 ] || fail "snapshot exited $rc, not its command's 7 (141: killed by SIGPIPE)"
+[ -e /mnt/st/s.diff ] && fail "snapshot left its storage file"
+no_snapshots
+note "SIGPIPE: snapshot ran its command to the end and cleaned up"
+run umount /mnt/st
+run umount /mnt/o
+exit 0
