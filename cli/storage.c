@@ -219,14 +219,8 @@ static int explain_sf_error(struct storage *s, int ret, char *why)
 	case -ENOSPC:
 		return say(why, ret, "no space left on the filesystem");
 	case -EFBIG:
-		if (sf_file_size_limit() != UINT64_MAX)
-			return say(why, ret, "the growth would pass this "
-				   "process's file size limit (ulimit -f: %"
-				   PRIu64 " bytes), so nothing was changed: "
-				   "raise the limit or grow by less",
-				   sf_file_size_limit());
 		return say(why, ret, "the growth would pass the largest file "
-			   "size");
+			   "size its file system allows");
 	case -EAGAIN:
 		return say(why, ret, "the file's location on disk is not "
 			   "decided yet (%s extent); try again",
@@ -539,14 +533,19 @@ static void say_unpinned(char *why, int err)
 			 err ? strerror(-err) : "", err ? ")" : "");
 }
 
-/* Undo a growth the kernel did not take; @why already says why. */
+/*
+ * Undo a growth the kernel did not take; @why already says why. Its
+ * blocks, back with the file system, may come back with the next growth:
+ * they must count as never handed out then.
+ */
 static void roll_back(struct storage *s, uint64_t old_size, bool was_pinned,
-		      bool recorded_now, char *why)
+		      bool recorded_now, const struct sf_ranges *new, char *why)
 {
 	int ret;
 
 	sf_unpin(s->f);
-	truncate_to(s, old_size);
+	if (!truncate_to(s, old_size))
+		sf_forget(s->f, new);
 	if (was_pinned && (ret = sf_pin(s->f)))
 		say_unpinned(why, ret);
 	if (recorded_now) {
@@ -706,7 +705,14 @@ static int grow(struct storage *s, uint64_t bytes, struct growth *g,
 	}
 
 	ret = sf_grow(s->f, bytes, &new);
-	if (ret) {
+	if (ret == -EFBIG && bytes <= UINT64_MAX - g->old_size &&
+	    g->old_size + bytes > sf_file_size_limit()) {
+		say(why, ret, "growing it to %" PRIu64 " bytes would pass this "
+		    "process's file size limit (ulimit -f: %" PRIu64 " bytes): "
+		    "nothing was changed; raise the limit or grow by less",
+		    g->old_size + bytes, sf_file_size_limit());
+		goto out;
+	} else if (ret) {
 		explain_sf_error(s, ret, why);
 		/* sf_grow() re-pins whatever happens, or tries to. */
 		if (was_pinned && sf_is_pinned(s->f) == 0)
@@ -721,14 +727,14 @@ static int grow(struct storage *s, uint64_t bytes, struct growth *g,
 	 */
 	if (!new.count) {
 		ret = no_aligned_block(s, g, why);
-		roll_back(s, g->old_size, was_pinned, false, why);
+		roll_back(s, g->old_size, was_pinned, false, &new, why);
 		goto out;
 	}
 	ret = usable_part(s, &view, &new, &usable, g, why);
 	/* All free at take time, but in pieces too small to align. */
 	if (!ret && !usable.count && !g->withheld_sectors) {
 		ret = no_aligned_block(s, g, why);
-		roll_back(s, g->old_size, was_pinned, false, why);
+		roll_back(s, g->old_size, was_pinned, false, &new, why);
 		goto out;
 	}
 	/*
@@ -740,7 +746,7 @@ static int grow(struct storage *s, uint64_t bytes, struct growth *g,
 		ret = keep_withheld(s, &recorded_now, why);
 		if (ret)	/* removed again by storage_close() if ours */
 			roll_back(s, g->old_size, was_pinned, recorded_now,
-				  why);
+				  &new, why);
 		else
 			s->keep = true;
 		goto out;
@@ -749,7 +755,8 @@ static int grow(struct storage *s, uint64_t bytes, struct growth *g,
 		ret = hand_over(s, &usable, &recorded_now, &appended, !!spare,
 				why);
 	if (ret && !appended)
-		roll_back(s, g->old_size, was_pinned, recorded_now, why);
+		roll_back(s, g->old_size, was_pinned, recorded_now, &new,
+			  why);
 	if (!ret && spare) {
 		s->keep = true;	/* holds sectors the kernel will get */
 		sf_ranges_free(spare);

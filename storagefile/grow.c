@@ -99,37 +99,23 @@ static int allocate_and_map(struct sf_file *f, int wfd, uint64_t old_size,
 			    struct sf_ranges *given_after)
 {
 	struct sf_ranges before = SF_RANGES_INIT, now = SF_RANGES_INIT;
-	struct sf_ranges gone = SF_RANGES_INIT, kept = SF_RANGES_INIT;
 	uint64_t held, grown;
 	int ret;
 
 	/* The sectors the file holds before, to tell what the growth got. */
 	ret = current_ranges(f, &before);
 	held = before.usable_sectors + before.wasted_sectors;
-	/*
-	 * What was handed out but is no longer the file's was never taken:
-	 * a growth the caller undid by truncating the file back (the kernel
-	 * refused it, a check failed). Forget it, or the same blocks, given
-	 * back to the file by this fallocate, would count as handed out and
-	 * never be handed out again.
-	 */
-	if (!ret)
-		ret = sf_ranges_subtract(&f->given, &before, 1, &gone);
-	if (!ret)
-		ret = sf_ranges_subtract(&f->given, &gone, 1, &kept);
 	sf_ranges_free(&before);
-	sf_ranges_free(&gone);
 	if (ret)
-		goto out;
+		return ret;
 	if (fallocate(wfd, 0, (off_t)old_size, (off_t)bytes) < 0 ||
-	    fsync(wfd) < 0) {
-		ret = -errno;
-		goto out;
-	}
+	    fsync(wfd) < 0)
+		return -errno;
 
 	ret = current_ranges(f, &now);
 	if (!ret)
-		ret = sf_ranges_subtract(&now, &kept, align_sectors(f), fresh);
+		ret = sf_ranges_subtract(&now, &f->given, align_sectors(f),
+					 fresh);
 	/*
 	 * What the growth got but cannot give, because its extents are not
 	 * aligned: the extents' own cut-offs count as well as the
@@ -141,14 +127,12 @@ static int allocate_and_map(struct sf_file *f, int wfd, uint64_t old_size,
 					grown - fresh->usable_sectors : 0;
 	}
 	if (!ret)
-		ret = sf_ranges_union(given_after, &kept);
+		ret = sf_ranges_union(given_after, &f->given);
 	if (!ret)
 		ret = sf_ranges_union(given_after, fresh);
 	if (!ret && f->grow_fault)
 		ret = f->grow_fault(f->grow_fault_arg);
 	sf_ranges_free(&now);
-out:
-	sf_ranges_free(&kept);
 	return ret;
 }
 
@@ -157,6 +141,16 @@ static void roll_back(int wfd, uint64_t old_size)
 {
 	if (ftruncate(wfd, (off_t)old_size) == 0)
 		(void)fsync(wfd);
+}
+
+int sf_forget(struct sf_file *f, const struct sf_ranges *ranges)
+{
+	struct sf_ranges kept = SF_RANGES_INIT;
+	int ret = sf_ranges_subtract(&f->given, ranges, 1, &kept);
+
+	if (!ret)
+		sf_ranges_move(&f->given, &kept);
+	return ret;
 }
 
 int sf_grow(struct sf_file *f, uint64_t bytes, struct sf_ranges *new_ranges)

@@ -50,8 +50,8 @@ static inline bool sf_is_pow2(uint64_t v)
  *               writable one is only made for the time of a growth.
  * @dev:         st_dev, the device the ranges refer to.
  * @align:       alignment of handed-out ranges, bytes.
- * @given:       everything this handle has handed out (and the file still
- *               held at the last growth).
+ * @given:       everything this handle has handed out (less what
+ *               sf_forget() took back).
  * @refused_flag: FIEMAP flag behind the last refusal.
  */
 struct sf_file {

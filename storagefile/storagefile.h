@@ -424,9 +424,7 @@ int sf_size(const struct sf_file *f, uint64_t *bytes);
  * @f:          the handle.
  * @bytes:      how much to add (> 0); the file's size grows by exactly this.
  * @new_ranges: out, replaced: the ranges this handle has not handed out
- *              before (they are then remembered as handed out). Ranges
- *              handed out that the file no longer holds (a growth the
- *              caller undid by truncating the file) are forgotten first.
+ *              before (they are then remembered as handed out).
  *
  * One fallocate(mode 0) of the whole amount from the current size (few,
  * large extents; no data is written), fsync, FIEMAP. If the file was pinned
@@ -443,6 +441,16 @@ int sf_size(const struct sf_file *f, uint64_t *bytes);
  * -EPERM (pinned and no CAP_LINUX_IMMUTABLE); -errno.
  */
 int sf_grow(struct sf_file *f, uint64_t bytes, struct sf_ranges *new_ranges);
+
+/**
+ * sf_forget() - count @ranges as never handed out: those of a growth the
+ * caller undid (the kernel refused them, a check failed) and then gave
+ * back to the file system by truncating the file. Without it, a later
+ * growth that gets the same blocks back would not hand them out.
+ * Only for ranges the kernel never took.
+ * Return: 0, -ENOMEM (then nothing is forgotten).
+ */
+int sf_forget(struct sf_file *f, const struct sf_ranges *ranges);
 
 /**
  * sf_file_size_limit() - the largest size this process may give a file:

@@ -357,11 +357,13 @@ static void test_failed_growth_rolls_back_pinned(void **state)
 
 /*
  * A growth whose caller undid it (the kernel refused the ranges, a
- * take-time check failed: blksnap-storage truncates the file back) gave
- * nothing: the next growth, which gets the same blocks back from the file
- * system, hands them out. Failed on 7e5f45f: the handle still counted them
- * as handed out, and every later growth of a long-running 'watch' gave
- * nothing ("lost to alignment") until the snapshot overflowed.
+ * take-time check failed: blksnap-storage truncates the file back and
+ * forgets them) gave nothing: the next growth, which gets the same blocks
+ * back from the file system, hands them out. On 7e5f45f the CLI only
+ * truncated, and this sequence without sf_forget() failed there: the
+ * handle still counted the blocks as handed out, and every later growth of
+ * a long-running 'watch' gave nothing ("lost to alignment") until the
+ * snapshot overflowed.
  */
 static void test_growth_after_undone_growth_gives_again(void **state)
 {
@@ -382,6 +384,7 @@ static void test_growth_after_undone_growth_gives_again(void **state)
 	assert_int_equal(ftruncate(wfd, (off_t)size), 0);
 	assert_int_equal(fsync(wfd), 0);
 	close(wfd);
+	assert_int_equal(sf_forget(f, &first), 0);
 	assert_int_equal(sf_grow(f, 8 * MiB, &again), 0);
 	assert_true(again.usable_sectors == 8 * MiB / 512);
 	sf_ranges_free(&first);
@@ -409,9 +412,15 @@ static void test_growth_past_file_size_limit_refused(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		struct rlimit rl = { before.size + 4 * MiB, RLIM_INFINITY };
+		struct rlimit rl;
 
 		signal(SIGXFSZ, SIG_DFL);
+		/* the soft limit only: lowering it needs no privilege */
+		if (getrlimit(RLIMIT_FSIZE, &rl) < 0)
+			_exit(10);
+		rl.rlim_cur = before.size + 4 * MiB;
+		if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < rl.rlim_cur)
+			_exit(10);
 		if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
 			_exit(10);
 		if (sf_grow(f, 8 * MiB, &r) != -EFBIG || r.count)
@@ -432,8 +441,6 @@ static void test_growth_past_file_size_limit_refused(void **state)
 	/* the child's allowed growth is there; the refused one left nothing */
 	assert_int_equal(sf_size(f, &after.size), 0);
 	assert_true(after.size == before.size + 4 * MiB);
-	assert_true(sf_file_size_limit() == UINT64_MAX ||
-		    sf_file_size_limit() >= after.size);
 	release(&before);
 	sf_close(f);
 }
