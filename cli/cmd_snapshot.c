@@ -169,8 +169,10 @@ static void setup_signals(void)
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGQUIT, &sa, NULL);
-	/* A reader that went away (snapshot ... | head): writes fail, the
-	 * cleanup goes on. */
+	/*
+	 * A reader that went away (snapshot ... | head): writes fail, the
+	 * cleanup goes on.
+	 */
 	sigaction(SIGPIPE, &sa, NULL);
 	sigemptyset(&usr1);
 	sigaddset(&usr1, SIGUSR1);
@@ -220,20 +222,11 @@ static int export_images(struct run *r, const dev_t *devs)
 
 static void exec_command(char **command)
 {
-	struct sigaction sa;
 	sigset_t none;
 	int err;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGQUIT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGUSR1, &sa, NULL);
-	/* Ignored signals stay ignored across exec: COMMAND gets its own. */
-	sigaction(SIGPIPE, &sa, NULL);
-	sigaction(SIGXFSZ, &sa, NULL);
+	/* Ignored signals stay ignored across exec: COMMAND gets ours. */
+	signals_restore_inherited();
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	execvp(command[0], command);

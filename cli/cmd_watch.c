@@ -21,8 +21,9 @@ static const char watch_help[] =
 	"the filesystem less than min(5%, 256 MiB) free; reaching either is\n"
 	"said once on stderr and watching goes on.  Every growth is logged on\n"
 	"stdout.  Ends when the snapshot is destroyed or on SIGINT, SIGTERM,\n"
-	"SIGHUP, SIGQUIT or SIGPIPE (exit 0), giving its spare first; on a\n"
-	"corrupted event prints the device and error and exits 3.\n"
+	"SIGQUIT, SIGHUP or SIGPIPE (unless started with those two ignored, as\n"
+	"by nohup) with exit 0, giving its spare first; on a corrupted event\n"
+	"prints the device and error and exits 3.\n"
 	"If FILE is on a device of the snapshot, the next growth is made ahead\n"
 	"and kept as a spare, so that an event is met with no write to it.\n"
 	"\n"
@@ -54,7 +55,9 @@ static void on_stop_signal(int sig)
  * No SA_RESTART: the kernel wait must return -EINTR. A hang-up (the
  * terminal closed, logrotate's kill -HUP), SIGQUIT and a reader that went
  * away (watch ... | head) stop it like SIGTERM: by default each would end
- * it wherever it is, a growth half done or a spare not given.
+ * it wherever it is, a growth half done or a spare not given. A hang-up
+ * or a broken pipe that the caller ignores (nohup, systemd) stays ignored:
+ * watching goes on, which is what the caller asked for.
  */
 static void catch_stop_signals(void)
 {
@@ -66,8 +69,14 @@ static void catch_stop_signals(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop_signal;
 	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
-		sigaction(stop_signals[i], &sa, NULL);
+	for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++) {
+		int sig = stop_signals[i];
+
+		if ((sig == SIGHUP || sig == SIGPIPE) &&
+		    signal_inherited_ignored(sig))
+			continue;
+		sigaction(sig, &sa, NULL);
+	}
 }
 
 static int parse(int argc, char **argv, struct watch_opts *o,

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,35 @@
 #include "storagefile.h"
 
 const char *cmd_name = "";
+
+/* Every signal a command changes the disposition of. */
+static const int changed_signals[] = {
+	SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGPIPE, SIGXFSZ,
+};
+static struct sigaction inherited[ARRAY_SIZE(changed_signals)];
+
+void signals_save_inherited(void)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(changed_signals); i++)
+		sigaction(changed_signals[i], NULL, &inherited[i]);
+}
+
+void signals_restore_inherited(void)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(changed_signals); i++)
+		if (inherited[i].sa_handler == SIG_IGN)
+			sigaction(changed_signals[i], &inherited[i], NULL);
+		else
+			signal(changed_signals[i], SIG_DFL);
+}
+
+bool signal_inherited_ignored(int sig)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(changed_signals); i++)
+		if (changed_signals[i] == sig)
+			return inherited[i].sa_handler == SIG_IGN;
+	return false;
+}
 
 void write_line(int fd, const char *prefix, const char *fmt, va_list ap)
 {

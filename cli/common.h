@@ -56,6 +56,18 @@ int create_failed(const char *object, int err);
  */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * The signal dispositions the command was started with: saved by main()
+ * before it changes any, given back to a command 'snapshot' runs, and
+ * asked by 'watch', which leaves a hang-up or a broken pipe ignored when
+ * its caller ignored it (nohup, systemd's IgnoreSIGPIPE=).
+ */
+void signals_save_inherited(void);
+void signals_restore_inherited(void);
+bool signal_inherited_ignored(int sig);
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 /* Open /dev/blksnap; on failure report it (module hint) and return -1. */
 int open_ctl(void);
 

@@ -113,11 +113,12 @@ int main(int argc, char **argv)
 	if (!c)
 		return usage_error("unknown command '%s'", argv[1]);
 	cmd_name = c->name;
+	signals_save_inherited();
 	/*
 	 * A write past the file size limit (ulimit -f) fails with EFBIG
 	 * instead of ending the process halfway through a growth, its file
 	 * unpinned; storagefile refuses such a growth beforehand anyway.
 	 */
-	signal(SIGXFSZ, SIG_IGN);
+	sigaction(SIGXFSZ, &(struct sigaction){ .sa_handler = SIG_IGN }, NULL);
 	return c->run(argc - 1, argv + 1);
 }

@@ -19,6 +19,7 @@ echo "$out" | grep -q 'ulimit -f' || fail "the refusal does not name the limit: 
 [ "$(echo "$out" | wc -l)" = 1 ] || fail "more than one line: $out"
 [ "$(stat -c %s /mnt/st/s.diff)" = $((16 * 1048576)) ] || fail "the file's size changed: $(stat -c %s /mnt/st/s.diff)"
 lsattr /mnt/st/s.diff | cut -d' ' -f1 | grep -q i || fail "the storage file is no longer immutable"
+blksnap-storage list | grep -q "^$id	taken	/mnt/st/s.diff$" || fail "list after the refusal: $(blksnap-storage list)"
 note "refused: $out"
 out=$(ulimit -f $limit; blksnap-storage add --snapshot "$id" /mnt/st/s.diff 16M 2>&1) ||
 	fail "add within the file size limit failed: $out"
