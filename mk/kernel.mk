@@ -91,5 +91,6 @@ SERIES_CHECKED := $(if $(AUTHOR),$(SERIES_OUT),$(BUILD)/series-unsigned)
 series-check: | kernel-deps series-deps ## write the series (unsigned without AUTHOR), checkpatch it, apply it to a pristine tree with git am and build it
 	@AUTHOR="$(AUTHOR)" UNSIGNED=$(if $(AUTHOR),0,1) scripts/make-series.sh $(KERNEL_TARBALL) $(BUILD)/series-tree $(SERIES_CHECKED)
 	@scripts/check-series.sh $(KERNEL_TARBALL) $(SERIES_CHECKED) $(BUILD)/series-check $(CURDIR)/kernel/config/blksnap.config $(BUILD)/series-tree
-	@# Two kernel trees (3.4 GB) that only a failed check needs to look at.
+	@# Two kernel trees (gigabytes; the second a git worktree of the
+	@# first) that only a failed check needs to look at.
 	@rm -rf $(BUILD)/series-tree $(BUILD)/series-check

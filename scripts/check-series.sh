@@ -19,8 +19,9 @@ block_objs="block/bdev.o block/blk-core.o"
 export GIT_AUTHOR_NAME="blksnap check" GIT_AUTHOR_EMAIL="check@localhost"
 export GIT_COMMITTER_NAME="$GIT_AUTHOR_NAME" GIT_COMMITTER_EMAIL="$GIT_AUTHOR_EMAIL"
 if [ -n "$pristine" ] && git -C "$pristine" rev-parse -q --verify base^{commit} >/dev/null; then
-	git -C "$pristine" worktree prune
+	work=$(realpath -m "$work")
 	rm -rf "$work"
+	git -C "$pristine" worktree prune
 	git -C "$pristine" worktree add -q --detach "$work" base
 	cd "$work"
 else
@@ -33,8 +34,9 @@ jobs=$(nproc)
 
 # The configuration for the tree as it is now (CONFIG_BLK_SNAP exists from
 # the Kconfig patch on), synced into include/config for kbuild. Only a
-# patch that touches a Kconfig file can change it: the others keep the
-# tree as configured (half a minute a patch saved).
+# patch that touches a Kconfig file, a configuration fragment or kconfig
+# itself can change it: the others keep the tree as configured (half a
+# minute a patch saved).
 configure() {
 	make -s tinyconfig >/dev/null
 	scripts/kconfig/merge_config.sh -m .config "$frag" >/dev/null
@@ -64,7 +66,7 @@ for p in $(ls "$series"/*.patch | grep -v '/0000-'); do
 	git am -q "$p"
 	name=$(basename "$p")
 	changed=$(git diff --name-only HEAD~1)
-	if grep -qE '(^|/)Kconfig[^/]*$' <<< "$changed"; then
+	if grep -qE '(^|/)Kconfig[^/]*$|\.config$|^scripts/kconfig/' <<< "$changed"; then
 		configure
 	elif grep -qE '^(include|arch)/' <<< "$changed"; then
 		# What prepare generates from headers (asm-offsets and the like).

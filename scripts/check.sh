@@ -57,7 +57,7 @@ suite() {
 # verdict as one counted test. DEBUG=1 runs a kernel several times slower
 # that CI does not run: the budget is not for it.
 time_budget() {
-	local total=$(($(date +%s) - run_started)) line
+	local total=$(($(date +%s) - run_started)) line took
 	echo "===== time"
 	for line in "${times[@]}"; do
 		printf '  %-45s %5d s\n' "${line%%	*}" "${line##*	}"
@@ -68,11 +68,12 @@ time_budget() {
 		echo "SKIP time-budget: the budget is for CI's run, not for the debug kernel's"
 		skipped=$((skipped + 1)) ;;
 	*)
+		took=$(printf '%d min %02d s' $((total / 60)) $((total % 60)))
 		if [ "$total" -le $((budget_min * 60)) ]; then
-			echo "PASS time-budget: $((total / 60)) of $budget_min minutes"
+			echo "PASS time-budget: $took of $budget_min minutes"
 			passed=$((passed + 1))
 		else
-			echo "FAIL time-budget: $((total / 60)) minutes, over the budget of $budget_min (CI's limit is 90): the part that grew is above; make room as docs/tests.md says"
+			echo "FAIL time-budget: $took, over the budget of $budget_min minutes (CI's limit is 90): the part that grew is above; make room as docs/tests.md says"
 			failed=$((failed + 1))
 			status=1
 		fi ;;
