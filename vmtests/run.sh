@@ -102,10 +102,32 @@ time_summary() {
 }
 run_started=$SECONDS
 
+# What a test costs, in seconds: as measured on Debian's kernel under TCG
+# (vmtests/test-seconds, from a suite's "secs name" lines, the follow-up
+# of a "# reboot:" test included), or a third of its declared timeout for
+# a test not measured yet.
+declare -A measured
+while read -r secs name; do
+	measured[$name]=$secs
+done < <(grep -E '^[0-9]+ [a-z0-9-]+$' "$here/test-seconds" 2>/dev/null)
+test_cost() {
+	local t_secs f cost
+	if [ -n "${measured[$1]:-}" ]; then
+		cost=${measured[$1]}
+	else
+		t_secs=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "$(test_file "$1")" | head -n 1)
+		cost=$((${t_secs:-300} / 3))
+	fi
+	f=$(reboot_of "$1")
+	[ -n "$f" ] && cost=$((cost + $(test_cost "$f")))
+	echo "$cost"
+}
+
 # VM_JOBS=N (N > 1): N guests at once, each in its own directory with its
-# own disks, on a share of the tests (longest declared timeouts first, each
-# to the least loaded guest). A guest running the debug kernel keeps about
-# one host core busy, so on two cores two guests take half the time.
+# own disks, on a share of the tests (the costliest first, each to the
+# least loaded guest: measured costs balance the guests to within about
+# a test). A guest running the debug kernel keeps about one host core
+# busy, so on two cores two guests take half the time.
 jobs=${VM_JOBS:-1}
 case "$jobs" in '' | *[!0-9]* | 0) echo "run.sh: VM_JOBS must be a positive integer" >&2; exit 2 ;; esac
 if [ "$jobs" -gt 1 ] && [ ${#tests[@]} -gt 1 ]; then
@@ -120,8 +142,7 @@ if [ "$jobs" -gt 1 ] && [ ${#tests[@]} -gt 1 ]; then
 		load[best]=$((load[best] + secs))
 		share[best]="${share[best]} $t"
 	done < <(for t in "${tests[@]}"; do
-			t_secs=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "$(test_file "$t")" | head -n 1)
-			echo "${t_secs:-300} $t"
+			echo "$(test_cost "$t") $t"
 		done | sort -k1,1nr -k2,2)
 	mkdir -p "$outdir"
 	warn_space "$jobs"
