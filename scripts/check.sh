@@ -86,8 +86,8 @@ suite bench-report-test "$@"
 # The harness's own promises first (a stuck guest or a full host disk
 # costs a FAIL line within minutes, not the rest of the CI run).
 suite harness-test "$@"
-# The VM tests in two guests at once: on 2 cores the patched kernel's
-# suite takes 19 minutes so, against 22 one guest after the other.
+# The VM tests in two guests at once, each with its share of the tests
+# (run.sh; docs/tests.md has the times).
 # On the patched kernel, the tests marked "# kernels: both" (the filter
 # hook, module load and unload, the standalone hook); every test runs on
 # Debian's kernel below. With DEBUG=1, every test on the debug kernel.
