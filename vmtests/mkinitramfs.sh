@@ -51,7 +51,7 @@ echo "root:x:0:" > "$root/etc/group"
 touch "$root/etc/mtab"
 
 # Host tools the tests use, with their libraries.
-tools="mke2fs e2fsck debugfs filefrag chattr lsattr mkfs.xfs xfs_repair xfs_io xfs_db
+tools="mke2fs e2fsck debugfs filefrag chattr lsattr e4defrag mkfs.xfs xfs_repair xfs_io xfs_db xfs_fsr
        fio dmsetup losetup blockdev fallocate flock blkdiscard strace chrt ${VM_EXTRA_TOOLS:-}"
 for t in $tools; do
 	path=$(command -v "$t" || true)

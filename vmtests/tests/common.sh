@@ -168,6 +168,8 @@ guest_cleanup() {
 		echo "$exp" > /sys/kernel/rcu_expedited
 		rm -f /tmp/sched-restore
 	fi
+	# A swap file would keep its file system busy.
+	swapoff -a 2> /dev/null
 	grep -E ' /mnt' /proc/mounts | cut -d' ' -f2 | sort -r | while read -r m; do
 		umount "$m" || umount -l "$m"
 	done
@@ -1503,4 +1505,112 @@ same_fs_burst_test() {
 	watch_end /tmp/w.json
 	rm -f /mnt/o/snap.diff
 	run umount /mnt/o
+}
+
+# ==== storage files held by the kernel (IOCTL_BLK_SNAP_SNAPSHOT_APPEND_FILE) ====
+
+# held_state FILE: its size and its sectors, to tell whether it changed.
+held_state() {
+	stat -c %s "$1" && filefrag -v -b512 "$1" | awk '$1 ~ /^[0-9]+:$/ { print $4, $6 }'
+}
+
+# held_refused WHAT FILE [--harmless] CMD...: CMD, run against the held
+# FILE, must leave FILE as it was and fail with EPERM, EBUSY or ETXTBSY
+# in its output; with --harmless, leaving FILE as it was is enough.
+held_refused() {
+	local what=$1 file=$2 harmless= before out rc
+	shift 2
+	[ "$1" = --harmless ] && harmless=1 && shift
+	before=$(held_state "$file")
+	out=$("$@" 2>&1)
+	rc=$?
+	[ -e "$file" ] || fail "$what removed the held storage file"
+	[ "$(held_state "$file")" = "$before" ] || fail "$what changed the held storage file: $out"
+	log "$what: rc $rc: $(echo "$out" | grep . | tail -n 1)"
+	[ -n "$harmless" ] && return 0
+	case "$out" in
+	*"busy"* | *"not permitted"*) ;;
+	*) fail "$what was not refused (rc $rc): $out" ;;
+	esac
+}
+
+# storage_file_held_test FS same|other: the body of
+# storage-file-held-by-kernel-*. A snapshot of FS on /dev/vdb holds a
+# storage file given with APPEND_FILE, on the snapshotted file system or
+# on another one; every way to free, move or write its blocks is refused,
+# and a copy-on-write burst after a 200 MiB file was written on the
+# storage file system leaves that file and the image as they were.
+storage_file_held_test() {
+	local fs=$1 orig=/dev/vdb id f st img vsum
+	load_module
+	mkfs_of "$fs" $orig
+	mkdir -p /mnt/o /mnt/i && run mount $orig /mnt/o
+	fill_tree /mnt/o/data 61 8
+	if [ "$2" = same ]; then
+		st=/mnt/o
+	else
+		storage_fs "$fs"
+		st=/mnt/st
+	fi
+	f=$st/held.diff
+	run fallocate -l 320M $f
+	gen 60 1048576 > $st/src || fail "cannot write $st/src"
+	sync
+	tree_sums /mnt/o > /tmp/before.sums
+	id=$(bsok create "$(devnum $orig)")
+	n=$(bsok append-file "$id" $f)
+	log "the file's blocks in $n ranges"
+	bsok take "$id" > /dev/null
+	img=$(image_of "$id" $orig)
+
+	held_refused "rm" $f rm -f $f
+	held_refused "mv over it" $f mv -f $st/src $f
+	held_refused "mv it away" $f mv $f $st/moved
+	# A second name is harmless: it holds the same inode.
+	held_refused "ln" $f --harmless ln $f $st/linked
+	held_refused "rm of the second name" $f rm -f $st/linked
+	held_refused "truncate to 0" $f truncate -s 0 $f
+	held_refused "truncate up" $f truncate -s 1G $f
+	held_refused "open with O_TRUNC" $f sh -c ": > $f"
+	held_refused "append" $f sh -c "echo x >> $f"
+	held_refused "open for writing" $f sh -c "exec 3<> $f"
+	held_refused "dd conv=notrunc" $f dd if=$st/src of=$f bs=4k count=1 conv=notrunc
+	held_refused "O_DIRECT write" $f dd if=$st/src of=$f bs=4k count=1 oflag=direct conv=notrunc
+	held_refused "fallocate -p" $f fallocate -p -o 0 -l 1M $f
+	held_refused "fallocate -z" $f fallocate -z -o 0 -l 1M $f
+	held_refused "fallocate -c" $f fallocate -c -o 0 -l 1M $f
+	held_refused "fallocate past the end" $f fallocate -o 0 -l 400M $f
+	held_refused "chattr +i and back" $f sh -c "chattr +i $f && chattr -i $f && rm $f"
+	if [ "$fs" = xfs ]; then
+		held_refused "reflink onto it" $f xfs_io -c "reflink $st/src 0 0 1m" $f
+		held_refused "dedupe onto it" $f xfs_io -c "dedupe $st/src 0 0 1m" $f
+		held_refused "xfs_fsr" $f --harmless xfs_fsr -v $f
+	else
+		held_refused "e4defrag" $f --harmless e4defrag $f
+	fi
+	held_refused "umount" $f umount $st
+	grep -q " $st " /proc/mounts || fail "$st was unmounted under the held storage file"
+	[ -e $st/moved ] && fail "a moved name appeared"
+
+	# The blocks stay the snapshot's: a file written now gets others.
+	gen 62 $((200 * 1048576)) > $st/victim || fail "cannot write the victim file"
+	sync
+	vsum=$(sha $st/victim)
+	gen 63 $((64 * 1048576)) > /mnt/o/burst || fail "cannot write the burst"
+	fill_tree /mnt/o/data 64 8
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	[ "$(sha $st/victim)" = "$vsum" ] || fail "the victim file changed under copy-on-write"
+	run mount -o "$(ro_opts "$fs")" "$img" /mnt/i
+	tree_sums /mnt/i | cmp -s - /tmp/before.sums || fail "the image differs from the origin at take"
+	run umount /mnt/i
+
+	bsok destroy "$id" > /dev/null
+	# Destroy means done: the file is an ordinary one at once.
+	rm $f $st/linked || fail "cannot delete the storage file right after destroy"
+	run umount /mnt/o
+	[ "$2" = same ] || run umount $st
+	fsck_ro "$fs" $orig
+	[ "$2" = same ] || fsck_ro "$fs" /dev/vdd
+	no_snapshots
 }

@@ -21,6 +21,8 @@
 #include <linux/blksnap.h>
 #include <linux/fs.h>
 #include <linux/fsmap.h>
+#include <linux/fiemap.h>
+#include <sys/stat.h>
 
 static int ctl_fd = -1;
 
@@ -47,6 +49,8 @@ static const char *errname(int e)
 	case ENOBUFS: return "ENOBUFS";
 	case EALREADY: return "EALREADY";
 	case ETIMEDOUT: return "ETIMEDOUT";
+	case EBADF: return "EBADF";
+	case ETXTBSY: return "ETXTBSY";
 	default: return "E?";
 	}
 }
@@ -181,6 +185,117 @@ static int cmd_append(int argc, char **argv)
 	arg.ranges = ranges;
 	ioctl_or_report(IOCTL_BLK_SNAP_SNAPSHOT_APPEND_STORAGE, &arg);
 	printf("OK\n");
+	return 0;
+}
+
+/*
+ * The sectors of FD's blocks, page-aligned runs of them (as the kernel maps
+ * a swap file), from FIEMAP: into *ranges, returns their number.
+ */
+static unsigned int file_ranges(int fd, struct blk_snap_block_range **ranges)
+{
+	struct {
+		struct fiemap fm;
+		struct fiemap_extent ext[512];
+	} m;
+	unsigned int n = 0, cap = 0;
+	__u64 start = 0;
+	int last = 0;
+
+	*ranges = NULL;
+	while (!last) {
+		memset(&m, 0, sizeof(m));
+		m.fm.fm_start = start;
+		m.fm.fm_length = ~0ULL - start;
+		m.fm.fm_flags = FIEMAP_FLAG_SYNC;
+		m.fm.fm_extent_count = 512;
+		if (ioctl(fd, FS_IOC_FIEMAP, &m.fm) < 0) {
+			printf("ERR fiemap %s\n", errname(errno));
+			exit(1);
+		}
+		if (!m.fm.fm_mapped_extents)
+			break;
+		for (unsigned int i = 0; i < m.fm.fm_mapped_extents; i++) {
+			struct fiemap_extent *e = &m.ext[i];
+			__u64 a = (e->fe_physical + 4095) & ~4095ULL;
+			__u64 z = (e->fe_physical + e->fe_length) & ~4095ULL;
+
+			if (e->fe_flags & FIEMAP_EXTENT_LAST)
+				last = 1;
+			start = e->fe_logical + e->fe_length;
+			if (a >= z)
+				continue;
+			if (n == cap) {
+				cap = cap ? cap * 2 : 64;
+				*ranges = realloc(*ranges, cap * sizeof(**ranges));
+			}
+			(*ranges)[n].sector_offset = a / 512;
+			(*ranges)[n].sector_count = (z - a) / 512;
+			n++;
+		}
+	}
+	return n;
+}
+
+/*
+ * append-file [-w] [-f FLAGS] [-R RESERVED] [-d FD] [-c COUNT] ID FILE [RANGE...]:
+ * give FILE (opened read-only; -w: for reading and writing; -d: the raw
+ * descriptor number FD instead) with RANGEs, or without them with every
+ * page-aligned run of its blocks; -c: say COUNT ranges, whatever there are.
+ */
+static int cmd_append_file(int argc, char **argv)
+{
+	struct blk_snap_snapshot_append_file arg = { 0 };
+	struct blk_snap_block_range *ranges = NULL;
+	int rw = 0, raw_fd = -1, fd;
+	long count = -1;
+	struct stat st;
+
+	while (argc > 0 && argv[0][0] == '-' && argc > 1) {
+		if (!strcmp(argv[0], "-w")) {
+			rw = 1;
+			argc--, argv++;
+			continue;
+		}
+		if (argc < 3)
+			return 2;
+		if (!strcmp(argv[0], "-f"))
+			arg.flags = strtoul(argv[1], NULL, 0);
+		else if (!strcmp(argv[0], "-R"))
+			arg.reserved = strtoul(argv[1], NULL, 0);
+		else if (!strcmp(argv[0], "-d"))
+			raw_fd = atoi(argv[1]);
+		else if (!strcmp(argv[0], "-c"))
+			count = strtol(argv[1], NULL, 0);
+		else
+			return 2;
+		argc -= 2, argv += 2;
+	}
+	if (argc < 2)
+		return 2;
+	parse_id(argv[0], &arg.id);
+	if (stat(argv[1], &st) == 0 && S_ISDIR(st.st_mode))
+		fd = open(argv[1], O_RDONLY | O_DIRECTORY);
+	else
+		fd = open(argv[1], rw ? O_RDWR : O_RDONLY);
+	if (fd < 0) {
+		printf("ERR open %s\n", errname(errno));
+		return 1;
+	}
+	arg.fd = raw_fd >= 0 ? raw_fd : fd;
+	if (argc > 2) {
+		arg.count = argc - 2;
+		ranges = calloc(arg.count, sizeof(*ranges));
+		for (int i = 2; i < argc; i++)
+			parse_range(argv[i], &ranges[i - 2]);
+	} else if (S_ISREG(st.st_mode)) {
+		arg.count = file_ranges(fd, &ranges);
+	}
+	if (count >= 0)
+		arg.count = count;
+	arg.ranges = (__u64)(uintptr_t)ranges;
+	ioctl_or_report(IOCTL_BLK_SNAP_SNAPSHOT_APPEND_FILE, &arg);
+	printf("OK %u\n", arg.count);
 	return 0;
 }
 
@@ -603,6 +718,8 @@ int main(int argc, char **argv)
 		return cmd_create(argc, argv);
 	if (!strcmp(cmd, "append"))
 		return cmd_append(argc, argv);
+	if (!strcmp(cmd, "append-file"))
+		return cmd_append_file(argc, argv);
 	if (!strcmp(cmd, "append-raw"))
 		return cmd_append_raw(argc, argv);
 	if (!strcmp(cmd, "take") && argc == 1)

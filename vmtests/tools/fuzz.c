@@ -108,6 +108,7 @@ static int one_call(int fd)
 	union {
 		struct blk_snap_snapshot_create create;
 		struct blk_snap_snapshot_append_storage append;
+		struct blk_snap_snapshot_append_file append_file;
 		struct blk_snap_snapshot_collect collect;
 		struct blk_snap_snapshot_collect_images images;
 		struct blk_snap_snapshot_event event;
@@ -122,7 +123,7 @@ static int one_call(int fd)
 	int ret;
 
 	memset(&a, 0, sizeof(a));
-	switch (rnd() % 14) {
+	switch (rnd() % 15) {
 	case 0:
 		cmd = IOCTL_BLK_SNAP_VERSION;
 		break;
@@ -201,8 +202,23 @@ static int one_call(int fd)
 		a.event.timeout_ms = rnd() % 3;
 		break;
 	case 12:
+		cmd = IOCTL_BLK_SNAP_SNAPSHOT_APPEND_FILE;
+		rnd_id(&a.append_file.id);
+		/* No file, the standard streams, /dev/blksnap, made-up ones. */
+		a.append_file.fd = rnd() % 4 ? (int)(rnd() % 5) - 1 : fd;
+		if (!(rnd() % 8))
+			a.append_file.fd = (int)rnd();
+		a.append_file.flags = rnd() % 8 ? 0 : rnd();
+		a.append_file.reserved = rnd() % 8 ? 0 : rnd();
+		a.append_file.count = rnd_count();
+		a.append_file.ranges = (uintptr_t)rnd_ptr(buf.ranges);
+		if (a.append_file.ranges == (uintptr_t)buf.ranges)
+			a.append_file.count %= 4097;
+		rnd_ranges(buf.ranges, 4096);
+		break;
+	case 13:
 		/* Right number, wrong size or direction. */
-		cmd = _IOC(rnd() % 4, BLK_SNAP, rnd() % 12, rnd() % 64);
+		cmd = _IOC(rnd() % 4, BLK_SNAP, rnd() % 13, rnd() % 64);
 		break;
 	default:
 		cmd = _IOC(rnd() % 4, rnd() % 2 ? BLK_SNAP : rnd() % 256,

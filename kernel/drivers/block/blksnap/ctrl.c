@@ -8,6 +8,8 @@
 #include <linux/slab.h>
 #include <linux/sched/mm.h>
 #include <linux/mm.h>
+#include <linux/file.h>
+#include <linux/kernel.h>
 #include <uapi/linux/blksnap.h>
 #include "ctrl.h"
 #include "params.h"
@@ -285,6 +287,39 @@ static int ioctl_snapshot_append_storage(unsigned long arg)
 	return ret;
 }
 
+static int ioctl_snapshot_append_file(unsigned long arg)
+{
+	struct blk_snap_snapshot_append_file karg;
+	struct blk_snap_block_range *ranges;
+	unsigned int noio_flag;
+	struct file *file;
+	uuid_t id;
+	int ret;
+
+	if (copy_from_user(&karg, (void __user *)arg, sizeof(karg)))
+		return -EFAULT;
+	if (karg.flags || karg.reserved)
+		return -EINVAL;
+	file = fget(karg.fd);
+	if (!file)
+		return -EBADF;
+
+	/* As for v1's append: writers may be waiting for this storage. */
+	noio_flag = memalloc_noio_save();
+	ranges = copy_array_from_user(u64_to_user_ptr(karg.ranges), karg.count,
+				      sizeof(*ranges), BLK_SNAP_MAX_RANGES);
+	if (IS_ERR(ranges)) {
+		ret = PTR_ERR(ranges);
+	} else {
+		import_uuid(&id, karg.id.b);
+		ret = snapshot_append_file(&id, file, ranges, karg.count);
+		kvfree(ranges);
+	}
+	memalloc_noio_restore(noio_flag);
+	fput(file);
+	return ret;
+}
+
 static int ioctl_snapshot_take(unsigned long arg)
 {
 	struct blk_snap_snapshot_take karg;
@@ -434,6 +469,7 @@ static int (*const blk_snap_ioctl_table[])(unsigned long arg) = {
 	[blk_snap_ioctl_snapshot_collect_images] =
 		ioctl_snapshot_collect_images,
 	[blk_snap_ioctl_snapshot_wait_event] = ioctl_snapshot_wait_event,
+	[blk_snap_ioctl_snapshot_append_file] = ioctl_snapshot_append_file,
 };
 
 /* The full command, direction and size included, must be the uapi's. */
@@ -455,6 +491,8 @@ static const unsigned int blk_snap_ioctl_cmd[] = {
 		IOCTL_BLK_SNAP_SNAPSHOT_COLLECT_IMAGES,
 	[blk_snap_ioctl_snapshot_wait_event] =
 		IOCTL_BLK_SNAP_SNAPSHOT_WAIT_EVENT,
+	[blk_snap_ioctl_snapshot_append_file] =
+		IOCTL_BLK_SNAP_SNAPSHOT_APPEND_FILE,
 };
 
 static long ctrl_unlocked_ioctl(struct file *filp, unsigned int cmd,

@@ -5,6 +5,12 @@
 #include <linux/list.h>
 #include <linux/spinlock.h>
 #include <linux/sort.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/pagemap.h>
+#include <linux/swap.h>
+#include <linux/rbtree.h>
+#include <linux/mm.h>
 #include <uapi/linux/blksnap.h>
 #include "params.h"
 #include "diff_io.h"
@@ -27,6 +33,19 @@ struct storage_bdev {
 	dev_t dev_id;
 	struct block_device *bdev;
 	unsigned int index;
+};
+
+/**
+ * struct storage_file - A file whose blocks the storage writes into.
+ * @link:
+ *	In &diff_storage.storage_files.
+ * @file:
+ *	A reference to the file, which keeps its inode and its mount; the
+ *	inode has S_SWAPFILE until diff_storage_free().
+ */
+struct storage_file {
+	struct list_head link;
+	struct file *file;
 };
 
 #define STORAGE_PLACE_MAX_BDEVS (1U << (64 - STORAGE_PLACE_SECTOR_BITS))
@@ -91,6 +110,7 @@ struct diff_storage *diff_storage_new(diff_storage_resume_fn resume_parked)
 	INIT_LIST_HEAD(&diff_storage->storage_bdevs);
 	INIT_LIST_HEAD(&diff_storage->empty_blocks);
 	INIT_LIST_HEAD(&diff_storage->filled_blocks);
+	INIT_LIST_HEAD(&diff_storage->storage_files);
 	INIT_LIST_HEAD(&diff_storage->waiting_chunks);
 	diff_storage->resume_parked = resume_parked;
 	init_waitqueue_head(&diff_storage->space_wq);
@@ -133,6 +153,228 @@ first_storage_bdev(struct diff_storage *diff_storage)
 					struct storage_bdev, link);
 };
 
+/*
+ * Storage files. The storage writes straight into the blocks of a file,
+ * behind its file system's back, exactly as swap does; so it holds the
+ * file under the kernel's contract for swap files (mm/swapfile.c): the
+ * file system's swap_activate() maps it under the inode lock (refusing
+ * holes, shared, inline and uncommitted extents, and blocks on another
+ * device), and while its inode has S_SWAPFILE, the VFS and the file
+ * systems refuse to unlink it, rename over it, truncate, write, fallocate,
+ * reflink, dedupe or swap its extents, whoever asks. The held reference
+ * keeps the inode, and its mount busy. The flag lives in memory only:
+ * after a crash the file is an ordinary one.
+ */
+
+/* A run of a file's blocks on its device, in sectors. */
+struct file_extent {
+	sector_t sector;
+	sector_t count;
+};
+
+static int cmp_file_extent(const void *a, const void *b)
+{
+	const struct file_extent *ea = a;
+	const struct file_extent *eb = b;
+
+	if (ea->sector < eb->sector)
+		return -1;
+	return ea->sector > eb->sector;
+}
+
+static void free_swap_extents(struct swap_info_struct *sis)
+{
+	while (!RB_EMPTY_ROOT(&sis->swap_extent_root)) {
+		struct rb_node *node = sis->swap_extent_root.rb_node;
+
+		rb_erase(node, &sis->swap_extent_root);
+		kfree(rb_entry(node, struct swap_extent, rb_node));
+	}
+}
+
+/*
+ * The extents swap_activate() put in @sis's tree (file order, in pages),
+ * as runs of sectors sorted by place, adjacent ones merged.
+ */
+static struct file_extent *swap_extents_to_runs(struct swap_info_struct *sis,
+						unsigned int *nr)
+{
+	struct file_extent *ext;
+	unsigned int count = 0, inx = 0, out;
+	struct rb_node *rb;
+
+	for (rb = rb_first(&sis->swap_extent_root); rb; rb = rb_next(rb))
+		count++;
+	if (!count)
+		return ERR_PTR(-EINVAL);
+	ext = kvcalloc(count, sizeof(*ext), GFP_KERNEL);
+	if (!ext)
+		return ERR_PTR(-ENOMEM);
+	for (rb = rb_first(&sis->swap_extent_root); rb; rb = rb_next(rb)) {
+		struct swap_extent *se = rb_entry(rb, struct swap_extent,
+						  rb_node);
+
+		ext[inx].sector = (sector_t)se->start_block <<
+				  (PAGE_SHIFT - SECTOR_SHIFT);
+		ext[inx].count = (sector_t)se->nr_pages <<
+				 (PAGE_SHIFT - SECTOR_SHIFT);
+		inx++;
+	}
+
+	sort(ext, count, sizeof(*ext), cmp_file_extent, NULL);
+	for (inx = 1, out = 0; inx < count; inx++) {
+		if (ext[out].sector + ext[out].count == ext[inx].sector)
+			ext[out].count += ext[inx].count;
+		else
+			ext[++out] = ext[inx];
+	}
+	*nr = out + 1;
+	return ext;
+}
+
+static void storage_file_deactivate(struct file *file)
+{
+	if (file->f_mapping->a_ops->swap_deactivate)
+		file->f_mapping->a_ops->swap_deactivate(file);
+}
+
+/*
+ * Maps @file and pins it: S_SWAPFILE is set under the inode lock that the
+ * mapping was read under, so nothing can change it in between, and
+ * nobody may open it for writing from then on (as for a running
+ * program), which also keeps out writable shared mappings: their
+ * writeback would write into the storage behind the snapshot's back.
+ * Returns the device of its blocks in *@bdev, and its extents.
+ */
+static struct file_extent *storage_file_pin(struct file *file,
+					    struct block_device **bdev,
+					    unsigned int *nr)
+{
+	struct address_space *mapping = file->f_mapping;
+	struct inode *inode = mapping->host;
+	struct swap_info_struct *sis;
+	struct file_extent *ext;
+	sector_t span;
+	int ret;
+
+	if (!S_ISREG(inode->i_mode)) {
+		pr_err("Storage file %pD is not a regular file\n", file);
+		return ERR_PTR(-EINVAL);
+	}
+	if (!IS_ENABLED(CONFIG_SWAP) || !inode->i_sb->s_bdev ||
+	    !mapping->a_ops->swap_activate) {
+		pr_err("Storage file %pD: its file system cannot map it to blocks as it maps swap files%s\n",
+		       file, IS_ENABLED(CONFIG_SWAP) ? "" :
+		       " (the kernel is built without CONFIG_SWAP)");
+		return ERR_PTR(-EOPNOTSUPP);
+	}
+
+	sis = kzalloc(sizeof(*sis), GFP_KERNEL);
+	if (!sis)
+		return ERR_PTR(-ENOMEM);
+	sis->bdev = inode->i_sb->s_bdev;
+	sis->swap_file = file;
+	sis->max = UINT_MAX;
+	sis->swap_extent_root = RB_ROOT;
+
+	ret = deny_write_access(file);
+	if (ret) {
+		pr_err("Storage file %pD is open for writing: give it with a read-only descriptor, and close the others\n",
+		       file);
+		ext = ERR_PTR(ret);
+		goto out_free;
+	}
+	inode_lock(inode);
+	if (IS_SWAPFILE(inode)) {
+		pr_err("Storage file %pD is a swap file, or holds a snapshot's storage already\n",
+		       file);
+		ext = ERR_PTR(-EBUSY);
+		goto out_unlock;
+	}
+	ret = mapping->a_ops->swap_activate(sis, file, &span);
+	if (ret < 0) {
+		pr_err("Storage file %pD cannot be mapped to blocks: errno=%d\n",
+		       file, -ret);
+		ext = ERR_PTR(ret);
+		goto out_unlock;
+	}
+	if (sis->flags & SWP_FS_OPS) {
+		pr_err("Storage file %pD: its file system does not write it to blocks of its own\n",
+		       file);
+		ext = ERR_PTR(-EOPNOTSUPP);
+	} else {
+		ext = swap_extents_to_runs(sis, nr);
+	}
+	if (IS_ERR(ext))
+		goto out_deactivate;
+
+	inode->i_flags |= S_SWAPFILE;
+	/*
+	 * What was written before is on disk before the storage writes
+	 * there: its late writeback would overwrite stored chunks.
+	 */
+	inode_dio_wait(inode);
+	ret = filemap_write_and_wait(mapping);
+	if (ret) {
+		inode->i_flags &= ~S_SWAPFILE;
+		kvfree(ext);
+		ext = ERR_PTR(ret);
+		goto out_deactivate;
+	}
+	*bdev = sis->bdev;
+	inode_unlock(inode);
+	free_swap_extents(sis);
+	kfree(sis);
+	return ext;
+
+out_deactivate:
+	storage_file_deactivate(file);
+out_unlock:
+	inode_unlock(inode);
+	allow_write_access(file);
+out_free:
+	free_swap_extents(sis);
+	kfree(sis);
+	return ext;
+}
+
+static void storage_file_unpin(struct file *file)
+{
+	struct inode *inode = file_inode(file);
+
+	storage_file_deactivate(file);
+	inode_lock(inode);
+	inode->i_flags &= ~S_SWAPFILE;
+	inode_unlock(inode);
+	allow_write_access(file);
+	fput(file);
+}
+
+/* Do the sorted, disjoint @ranges lie in the sorted, merged extents? */
+static int storage_file_check_ranges(struct file *file,
+				     const struct file_extent *ext,
+				     unsigned int nr,
+				     const struct blk_snap_block_range *ranges,
+				     unsigned int count)
+{
+	unsigned int inx, e = 0;
+
+	for (inx = 0; inx < count; inx++) {
+		u64 start = ranges[inx].sector_offset;
+		u64 end = start + ranges[inx].sector_count;
+
+		while (e < nr && ext[e].sector + ext[e].count <= start)
+			e++;
+		if (e == nr || ext[e].sector > start ||
+		    ext[e].sector + ext[e].count < end) {
+			pr_err("Range %llu:%llu is not in the blocks of storage file %pD\n",
+			       start, ranges[inx].sector_count, file);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 void diff_storage_free(struct kref *kref)
 {
 	struct diff_storage *diff_storage =
@@ -157,6 +399,19 @@ void diff_storage_free(struct kref *kref)
 		blkdev_put(storage_bdev->bdev, FMODE_READ | FMODE_WRITE);
 		list_del(&storage_bdev->link);
 		kfree(storage_bdev);
+	}
+	/*
+	 * Last, once no storage I/O can be in flight: the snapshot's diff
+	 * areas, which waited for theirs, are gone before the storage is.
+	 */
+	while (!list_empty(&diff_storage->storage_files)) {
+		struct storage_file *sfile =
+			list_first_entry(&diff_storage->storage_files,
+					 struct storage_file, link);
+
+		list_del(&sfile->link);
+		storage_file_unpin(sfile->file);
+		kfree(sfile);
 	}
 	event_queue_done(&diff_storage->event_queue);
 
@@ -325,24 +580,17 @@ static int alloc_storage_blocks(struct list_head *blocks,
 	return 0;
 }
 
-/**
- * diff_storage_append_block() - Append ranges of a block device.
- * @diff_storage:
- *	The difference storage.
- * @dev_id:
- *	The block device that holds the ranges.
- * @ranges:
- *	The ranges, in kernel memory. They are sorted in place.
- * @range_count:
- *	The number of ranges.
- *
- * Either every range is appended or none is.
- *
- * Return: 0, -EINVAL for a bad range, or the error of opening the device.
+/*
+ * Appends @ranges of device @dev_id; with @sfile, they must lie in its
+ * @ext, and the storage holds the file from then on.
  */
-int diff_storage_append_block(struct diff_storage *diff_storage, dev_t dev_id,
-			      struct blk_snap_block_range *ranges,
-			      unsigned int range_count)
+static int diff_storage_append(struct diff_storage *diff_storage,
+			       dev_t dev_id,
+			       struct blk_snap_block_range *ranges,
+			       unsigned int range_count,
+			       struct storage_file *sfile,
+			       const struct file_extent *ext,
+			       unsigned int nr_ext)
 {
 	static DEFINE_MUTEX(append_lock);
 	struct storage_bdev *storage_bdev = NULL;
@@ -394,6 +642,12 @@ int diff_storage_append_block(struct diff_storage *diff_storage, dev_t dev_id,
 	ret = diff_storage_check_ranges(bdev, ranges, range_count);
 	if (ret)
 		goto fail;
+	if (sfile) {
+		ret = storage_file_check_ranges(sfile->file, ext, nr_ext,
+						ranges, range_count);
+		if (ret)
+			goto fail;
+	}
 	if (diff_storage_overlaps(diff_storage, bdev, ranges, range_count)) {
 		pr_err("The ranges overlap the difference storage already given\n");
 		ret = -EINVAL;
@@ -413,6 +667,8 @@ int diff_storage_append_block(struct diff_storage *diff_storage, dev_t dev_id,
 		list_add_tail(&storage_bdev->link, &diff_storage->storage_bdevs);
 	}
 	list_splice_tail(&blocks, &diff_storage->empty_blocks);
+	if (sfile)
+		list_add_tail(&sfile->link, &diff_storage->storage_files);
 	diff_storage->capacity += added;
 	/* Ask again next time the free space runs low. */
 	if (diff_storage->capacity - diff_storage->filled > diff_storage_minimum)
@@ -431,6 +687,82 @@ fail:
 		blkdev_put(bdev, FMODE_READ | FMODE_WRITE);
 	kfree(storage_bdev);
 	memalloc_noio_restore(noio_flag);
+	return ret;
+}
+
+/**
+ * diff_storage_append_block() - Append ranges of a block device.
+ * @diff_storage:
+ *	The difference storage.
+ * @dev_id:
+ *	The block device that holds the ranges.
+ * @ranges:
+ *	The ranges, in kernel memory. They are sorted in place.
+ * @range_count:
+ *	The number of ranges.
+ *
+ * Either every range is appended or none is.
+ *
+ * Return: 0, -EINVAL for a bad range, or the error of opening the device.
+ */
+int diff_storage_append_block(struct diff_storage *diff_storage, dev_t dev_id,
+			      struct blk_snap_block_range *ranges,
+			      unsigned int range_count)
+{
+	return diff_storage_append(diff_storage, dev_id, ranges, range_count,
+				   NULL, NULL, 0);
+}
+
+/**
+ * diff_storage_append_file() - Append ranges of a file's blocks, and hold
+ *	the file until the storage is freed.
+ * @diff_storage:
+ *	The difference storage.
+ * @file:
+ *	The file, which nobody may have open for writing; the storage takes
+ *	a reference of its own.
+ * @ranges:
+ *	Sectors of the device that holds the file's blocks, in kernel
+ *	memory. They are sorted in place.
+ * @range_count:
+ *	The number of ranges.
+ *
+ * Either every range is appended and the file held, or nothing changes.
+ *
+ * Return: 0; -EINVAL for a range outside the file's blocks, or a file that
+ * is not regular or cannot be mapped (holes, shared extents); -ETXTBSY if
+ * it is open for writing; -EBUSY for a swap file or a file that holds
+ * storage already; -EOPNOTSUPP if its file system cannot map it as a swap
+ * file; or the errors of diff_storage_append_block().
+ */
+int diff_storage_append_file(struct diff_storage *diff_storage,
+			     struct file *file,
+			     struct blk_snap_block_range *ranges,
+			     unsigned int range_count)
+{
+	struct storage_file *sfile;
+	struct block_device *bdev;
+	struct file_extent *ext;
+	unsigned int nr_ext;
+	int ret;
+
+	sfile = kzalloc(sizeof(*sfile), GFP_KERNEL);
+	if (!sfile)
+		return -ENOMEM;
+	ext = storage_file_pin(file, &bdev, &nr_ext);
+	if (IS_ERR(ext)) {
+		kfree(sfile);
+		return PTR_ERR(ext);
+	}
+	INIT_LIST_HEAD(&sfile->link);
+	sfile->file = get_file(file);
+	ret = diff_storage_append(diff_storage, bdev->bd_dev, ranges,
+				  range_count, sfile, ext, nr_ext);
+	kvfree(ext);
+	if (ret) {
+		storage_file_unpin(sfile->file);
+		kfree(sfile);
+	}
 	return ret;
 }
 

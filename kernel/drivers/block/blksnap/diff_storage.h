@@ -8,6 +8,7 @@
 
 struct blk_snap_block_range;
 struct diff_region;
+struct file;
 
 /*
  * Goes on with a chunk that waited for storage (parked by its cache_link):
@@ -34,6 +35,9 @@ typedef void (*diff_storage_resume_fn)(struct list_head *chunk_link);
  *	List of empty blocks on storage. This list can be updated while
  *	holding a snapshot. This allows us to dynamically increase the
  *	storage size for these snapshots.
+ * @storage_files:
+ *	The files whose blocks were appended with diff_storage_append_file():
+ *	held, and pinned, until the storage is freed.
  * @filled_blocks:
  *	List of filled blocks. When the blocks from the list of empty blocks are filled,
  *	we move them to the list of filled blocks.
@@ -90,6 +94,7 @@ struct diff_storage {
 	struct list_head storage_bdevs;
 	struct list_head empty_blocks;
 	struct list_head filled_blocks;
+	struct list_head storage_files;
 
 	sector_t capacity;
 	sector_t filled;
@@ -127,6 +132,10 @@ static inline void diff_storage_put(struct diff_storage *diff_storage)
 int diff_storage_append_block(struct diff_storage *diff_storage, dev_t dev_id,
 			      struct blk_snap_block_range *ranges,
 			      unsigned int range_count);
+int diff_storage_append_file(struct diff_storage *diff_storage,
+			     struct file *file,
+			     struct blk_snap_block_range *ranges,
+			     unsigned int range_count);
 struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
 					    sector_t count, bool is_nowait);
 /*

@@ -361,6 +361,23 @@ int snapshot_append_storage(uuid_t *id, dev_t dev_id,
 	return ret;
 }
 
+int snapshot_append_file(uuid_t *id, struct file *file,
+			 struct blk_snap_block_range *ranges,
+			 unsigned int range_count)
+{
+	struct snapshot *snapshot;
+	int ret;
+
+	snapshot = snapshot_get_by_id(id);
+	if (!snapshot)
+		return -ESRCH;
+
+	ret = diff_storage_append_file(snapshot->diff_storage, file, ranges,
+				       range_count);
+	snapshot_put(snapshot);
+	return ret;
+}
+
 static void snapshot_put_diff_areas(struct snapshot *snapshot)
 {
 	int inx;

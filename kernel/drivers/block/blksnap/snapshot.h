@@ -75,6 +75,9 @@ int snapshot_destroy(uuid_t *id);
 int snapshot_append_storage(uuid_t *id, dev_t dev_id,
 			    struct blk_snap_block_range *ranges,
 			    unsigned int range_count);
+int snapshot_append_file(uuid_t *id, struct file *file,
+			 struct blk_snap_block_range *ranges,
+			 unsigned int range_count);
 int snapshot_take(uuid_t *id);
 struct event *snapshot_wait_event(uuid_t *id, unsigned long timeout_ms);
 int snapshot_collect(unsigned int *pcount, struct blk_snap_uuid *ids);

@@ -31,6 +31,10 @@ enum blk_snap_ioctl {
 	blk_snap_ioctl_snapshot_collect,
 	blk_snap_ioctl_snapshot_collect_images,
 	blk_snap_ioctl_snapshot_wait_event,
+	/*
+	 * Added beside v1's controls, which keep their numbers.
+	 */
+	blk_snap_ioctl_snapshot_append_file,
 };
 
 /**
@@ -474,5 +478,49 @@ struct blk_snap_event_corrupted {
 	struct blk_snap_dev orig_dev_id;
 	__s32 err_code;
 };
+
+/**
+ * struct blk_snap_snapshot_append_file - Argument for the
+ *	&IOCTL_BLK_SNAP_SNAPSHOT_APPEND_FILE control.
+ * @id:
+ *	Snapshot ID.
+ * @fd:
+ *	A regular file on a file system that can hold a swap file, which
+ *	nobody has open for writing (this descriptor included); the ranges
+ *	are sectors of the block device that holds its blocks.
+ * @flags:
+ *	Must be 0.
+ * @count:
+ *	Size of @ranges in the number of &struct blk_snap_block_range.
+ * @reserved:
+ *	Must be 0.
+ * @ranges:
+ *	User address of the array of &struct blk_snap_block_range.
+ */
+struct blk_snap_snapshot_append_file {
+	struct blk_snap_uuid id;
+	__s32 fd;
+	__u32 flags;
+	__u32 count;
+	__u32 reserved;
+	__u64 ranges;
+};
+
+/**
+ * IOCTL_BLK_SNAP_SNAPSHOT_APPEND_FILE - Append the blocks of a file to the
+ *	difference storage, and hold the file until the snapshot is gone.
+ *
+ * Like &IOCTL_BLK_SNAP_SNAPSHOT_APPEND_STORAGE, but every range must lie in
+ * the blocks of the file, as its file system maps them. The kernel holds
+ * the file as it holds a swap file: until the snapshot's last storage I/O
+ * is over, nobody can unlink it, rename over it, open it for writing,
+ * truncate, write, fallocate, reflink or defragment it, or unmount its
+ * file system. A file open for writing is refused with -ETXTBSY; a file
+ * holds at most one snapshot's storage, and a swap file none: -EBUSY.
+ * After a crash it is an ordinary file again.
+ */
+#define IOCTL_BLK_SNAP_SNAPSHOT_APPEND_FILE                                    \
+	_IOW(BLK_SNAP, blk_snap_ioctl_snapshot_append_file,                    \
+	     struct blk_snap_snapshot_append_file)
 
 #endif /* _UAPI_LINUX_BLK_SNAP_H */
