@@ -3,6 +3,7 @@
 
 #include <linux/slab.h>
 #include <linux/sched/mm.h>
+#include <linux/wait_bit.h>
 #include <uapi/linux/blksnap.h>
 #include "snapshot.h"
 #include "tracker.h"
@@ -120,10 +121,11 @@ static inline void snapshot_get(struct snapshot *snapshot)
 	kref_get(&snapshot->kref);
 };
 
+/* snapshot_destroy() waits for the others to put theirs. */
 static inline void snapshot_put(struct snapshot *snapshot)
 {
-	if (likely(snapshot))
-		kref_put(&snapshot->kref, snapshot_free);
+	if (likely(snapshot) && !kref_put(&snapshot->kref, snapshot_free))
+		wake_up_var(&snapshot->kref);
 };
 
 static struct snapshot *snapshot_new(unsigned int count)
@@ -339,6 +341,20 @@ int snapshot_destroy(uuid_t *id)
 	}
 	/* A thread waiting for its events is told at once. */
 	event_queue_close(&snapshot->diff_storage->event_queue);
+	/*
+	 * Destroy means done: the release, which ends the storage I/O and
+	 * lets the storage files go, runs here rather than in whichever
+	 * caller puts the last reference later. Those who hold one are on
+	 * their way out, since nobody finds the snapshot any more; a take
+	 * must not wait for storage meanwhile.
+	 */
+	diff_storage_stop_waiting(snapshot->diff_storage);
+	if (wait_var_event_killable(&snapshot->kref,
+				    kref_read(&snapshot->kref) == 1)) {
+		/* The last of them releases it. */
+		snapshot_put(snapshot);
+		return -EINTR;
+	}
 	snapshot_put(snapshot);
 
 	return 0;
