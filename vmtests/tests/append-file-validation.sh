@@ -1,13 +1,14 @@
 # APPEND_FILE refuses, with a kernel line naming the file and nothing held
 # afterwards: nonzero flags or reserved field (EINVAL), a closed
 # descriptor (EBADF), a file open for writing, through the descriptor
-# given or another (ETXTBSY), a directory or a block device
-# (EINVAL), a file with a hole (EINVAL), a file on tmpfs (EOPNOTSUPP), a
-# range outside the file's blocks or reaching past one of its runs
-# (EINVAL, the line names the range and the file), an empty range list
-# (EINVAL), an unknown snapshot (ESRCH), a swap file in use (ETXTBSY) and
-# a file that holds a snapshot's storage already (EBUSY). A refused file
-# stays an ordinary one. v1's APPEND_STORAGE still takes raw ranges.
+# given or another, and a program being run (ETXTBSY),
+# a directory, a block device or a file with a hole (EINVAL), a file on
+# tmpfs (EOPNOTSUPP), an immutable file (EPERM), a read-only mount
+# (EROFS), a range outside the file's blocks or reaching past one of its
+# runs (EINVAL, the line names the range and the file), an empty range
+# list (EINVAL), an unknown snapshot (ESRCH), a swap file in use and a
+# file that holds a snapshot's storage already (EBUSY). A refused file stays an ordinary
+# one. v1's APPEND_STORAGE still takes raw ranges.
 # Failed on f76c335: the ioctl did not exist (ENOTTY).
 # timeout: 180
 . /tests/common.sh
@@ -35,6 +36,20 @@ expect_err EINVAL bsctl append-file "$id" /mnt/st/holes 0:8
 run fallocate -l 4M /dev/shm/t.diff
 expect_err EOPNOTSUPP bsctl append-file "$id" /dev/shm/t.diff 0:8
 rm -f /dev/shm/t.diff
+run chattr +i $f
+expect_err EPERM bsctl append-file "$id" $f
+run chattr -i $f
+run mount -o remount,ro /mnt/st
+expect_err EROFS bsctl append-file "$id" $f
+run mount -o remount,rw /mnt/st
+# A program being run is refused like a file open for writing.
+cp /bin/busybox /mnt/st/busybox && sync || fail "cannot copy busybox"
+/mnt/st/busybox sleep 30 &
+runner=$!
+sleep 0.5
+expect_err ETXTBSY bsctl append-file "$id" /mnt/st/busybox
+kill $runner
+wait $runner 2> /dev/null
 
 # Ranges: past the file's last run on the device, and reaching past it.
 set -- $(file_sectors $f 0 16777216 | sort -n | tail -n 1)
@@ -57,8 +72,7 @@ run truncate -s 16M $f
 run fallocate -l 8M /mnt/st/swap
 mkswap /mnt/st/swap > /dev/null 2>&1 || fail "mkswap failed"
 swapon /mnt/st/swap || fail "swapon failed"
-# Swap holds it open for writing.
-expect_err ETXTBSY bsctl append-file "$id" /mnt/st/swap
+expect_err EBUSY bsctl append-file "$id" /mnt/st/swap
 swapoff /mnt/st/swap || fail "swapoff failed"
 
 # Held by one snapshot, the file is refused to another and to itself.
@@ -72,7 +86,7 @@ store=$(make_loop 32)
 bsok append "$id2" "$(devnum $store)" 0:8192 > /dev/null
 bsok destroy "$id2" > /dev/null
 bsok destroy "$id" > /dev/null
-rm $f /mnt/st/swap /mnt/st/holes || fail "cannot delete the files after destroy"
+rm $f /mnt/st/swap /mnt/st/holes /mnt/st/busybox || fail "cannot delete the files after destroy"
 run umount /mnt/st
 no_snapshots
 exit 0

@@ -1581,9 +1581,12 @@ storage_file_held_test() {
 	held_refused "fallocate -c" $f fallocate -c -o 0 -l 1M $f
 	held_refused "fallocate past the end" $f fallocate -o 0 -l 400M $f
 	held_refused "chattr +i and back" $f sh -c "chattr +i $f && chattr -i $f && rm $f"
+	# These need no writable descriptor of the file: S_SWAPFILE refuses them.
+	held_refused "copy_range from it" $f xfs_io -c "copy_range $f" $st/src
 	if [ "$fs" = xfs ]; then
 		held_refused "reflink onto it" $f xfs_io -c "reflink $st/src 0 0 1m" $f
-		held_refused "dedupe onto it" $f xfs_io -c "dedupe $st/src 0 0 1m" $f
+		held_refused "dedupe onto it, opened read-only" $f xfs_io -r -c "dedupe $st/src 0 0 1m" $f
+		held_refused "reflink from it" $f xfs_io -c "reflink $f 0 0 1m" $st/src
 		held_refused "xfs_fsr" $f --harmless xfs_fsr -v $f
 	else
 		held_refused "e4defrag" $f --harmless e4defrag $f

@@ -51,6 +51,7 @@ static const char *errname(int e)
 	case ETIMEDOUT: return "ETIMEDOUT";
 	case EBADF: return "EBADF";
 	case ETXTBSY: return "ETXTBSY";
+	case EROFS: return "EROFS";
 	default: return "E?";
 	}
 }

@@ -11,6 +11,9 @@
 #include <linux/swap.h>
 #include <linux/rbtree.h>
 #include <linux/mm.h>
+#include <linux/mount.h>
+#include <linux/fscrypt.h>
+#include <uapi/linux/magic.h>
 #include <uapi/linux/blksnap.h>
 #include "params.h"
 #include "diff_io.h"
@@ -244,67 +247,93 @@ static void storage_file_deactivate(struct file *file)
  * nobody may open it for writing from then on (as for a running
  * program), which also keeps out writable shared mappings: their
  * writeback would write into the storage behind the snapshot's back.
+ * The checks are swapon's, but for unlinked files: an unnamed file is
+ * welcome, its file system frees it after a crash.
  * Returns the device of its blocks in *@bdev, and its extents.
  */
 static struct file_extent *storage_file_pin(struct file *file,
 					    struct block_device **bdev,
 					    unsigned int *nr)
 {
+	struct inode *inode = file_inode(file);
 	struct address_space *mapping = file->f_mapping;
-	struct inode *inode = mapping->host;
+	struct super_block *sb = inode->i_sb;
 	struct swap_info_struct *sis;
 	struct file_extent *ext;
 	sector_t span;
 	int ret;
 
-	if (!S_ISREG(inode->i_mode)) {
+	if (!S_ISREG(inode->i_mode) || WARN_ON_ONCE(mapping->host != inode)) {
 		pr_err("Storage file %pD is not a regular file\n", file);
 		return ERR_PTR(-EINVAL);
 	}
-	if (!IS_ENABLED(CONFIG_SWAP) || !inode->i_sb->s_bdev ||
+	/*
+	 * Only the file systems whose swap_activate() was reviewed for this
+	 * use: it maps the file and has no side effects (btrfs and f2fs pin
+	 * or move blocks of their own in it).
+	 */
+	if (sb->s_magic != EXT4_SUPER_MAGIC && sb->s_magic != XFS_SUPER_MAGIC) {
+		pr_err("Storage file %pD is on %s: only ext4 and xfs can hold storage files\n",
+		       file, sb->s_type->name);
+		return ERR_PTR(-EOPNOTSUPP);
+	}
+	if (!IS_ENABLED(CONFIG_SWAP) || !sb->s_bdev ||
 	    !mapping->a_ops->swap_activate) {
-		pr_err("Storage file %pD: its file system cannot map it to blocks as it maps swap files%s\n",
+		pr_err("Storage file %pD cannot be mapped to blocks as a swap file%s\n",
 		       file, IS_ENABLED(CONFIG_SWAP) ? "" :
 		       " (the kernel is built without CONFIG_SWAP)");
 		return ERR_PTR(-EOPNOTSUPP);
+	}
+	if (sb_rdonly(sb) || __mnt_is_readonly(file->f_path.mnt)) {
+		pr_err("Storage file %pD is on a read-only mount\n", file);
+		return ERR_PTR(-EROFS);
+	}
+	if (IS_ENCRYPTED(inode)) {
+		/* Raw copies of the origin would lie in its blocks unencrypted. */
+		pr_err("Storage file %pD is encrypted by its file system\n",
+		       file);
+		return ERR_PTR(-EINVAL);
 	}
 
 	sis = kzalloc(sizeof(*sis), GFP_KERNEL);
 	if (!sis)
 		return ERR_PTR(-ENOMEM);
-	sis->bdev = inode->i_sb->s_bdev;
+	sis->bdev = sb->s_bdev;
 	sis->swap_file = file;
 	sis->max = UINT_MAX;
 	sis->swap_extent_root = RB_ROOT;
 
-	ret = deny_write_access(file);
-	if (ret) {
-		pr_err("Storage file %pD is open for writing: give it with a read-only descriptor, and close the others\n",
-		       file);
-		ext = ERR_PTR(ret);
-		goto out_free;
-	}
 	inode_lock(inode);
 	if (IS_SWAPFILE(inode)) {
-		pr_err("Storage file %pD is a swap file, or holds a snapshot's storage already\n",
+		pr_err("Storage file %pD holds a snapshot's storage already, or is a swap file\n",
 		       file);
 		ext = ERR_PTR(-EBUSY);
 		goto out_unlock;
 	}
-	ret = mapping->a_ops->swap_activate(sis, file, &span);
-	if (ret < 0) {
-		pr_err("Storage file %pD cannot be mapped to blocks: errno=%d\n",
-		       file, -ret);
-		ext = ERR_PTR(ret);
+	if (IS_IMMUTABLE(inode) || IS_APPEND(inode)) {
+		pr_err("Storage file %pD is immutable or append-only\n", file);
+		ext = ERR_PTR(-EPERM);
 		goto out_unlock;
 	}
-	if (sis->flags & SWP_FS_OPS) {
-		pr_err("Storage file %pD: its file system does not write it to blocks of its own\n",
+	/*
+	 * Exclusive, unlike deny_write_access(): a program being run is
+	 * refused as well.
+	 */
+	if (atomic_cmpxchg(&inode->i_writecount, 0, -1) != 0) {
+		pr_err("Storage file %pD is open for writing, or being run: give it with a read-only descriptor, and close the others\n",
 		       file);
-		ext = ERR_PTR(-EOPNOTSUPP);
-	} else {
-		ext = swap_extents_to_runs(sis, nr);
+		ext = ERR_PTR(-ETXTBSY);
+		goto out_unlock;
 	}
+	/* It runs the file's fsync: no write for a file synced before. */
+	ret = mapping->a_ops->swap_activate(sis, file, &span);
+	if (ret < 0) {
+		pr_err("Storage file %pD cannot be mapped to blocks (see the line above): errno=%d\n",
+		       file, -ret);
+		ext = ERR_PTR(ret);
+		goto out_allow;
+	}
+	ext = swap_extents_to_runs(sis, nr);
 	if (IS_ERR(ext))
 		goto out_deactivate;
 
@@ -329,10 +358,10 @@ static struct file_extent *storage_file_pin(struct file *file,
 
 out_deactivate:
 	storage_file_deactivate(file);
+out_allow:
+	allow_write_access(file);
 out_unlock:
 	inode_unlock(inode);
-	allow_write_access(file);
-out_free:
 	free_swap_extents(sis);
 	kfree(sis);
 	return ext;
@@ -730,10 +759,12 @@ int diff_storage_append_block(struct diff_storage *diff_storage, dev_t dev_id,
  * Either every range is appended and the file held, or nothing changes.
  *
  * Return: 0; -EINVAL for a range outside the file's blocks, or a file that
- * is not regular or cannot be mapped (holes, shared extents); -ETXTBSY if
- * it is open for writing; -EBUSY for a swap file or a file that holds
- * storage already; -EOPNOTSUPP if its file system cannot map it as a swap
- * file; or the errors of diff_storage_append_block().
+ * is not regular, is encrypted or cannot be mapped (holes, shared
+ * extents); -ETXTBSY if it is open for writing or being run; -EBUSY for a
+ * file that holds storage already, or a swap file; -EPERM for an
+ * immutable or append-only file; -EROFS on a read-only mount; -EOPNOTSUPP
+ * unless it is on ext4 or xfs; or the errors of
+ * diff_storage_append_block().
  */
 int diff_storage_append_file(struct diff_storage *diff_storage,
 			     struct file *file,
@@ -921,7 +952,8 @@ int diff_storage_region_at(struct diff_storage *diff_storage, u64 place,
  * the waiting chunks fail, which marks the snapshot corrupted, as without
  * the wait. Nothing here needs a write to the original devices, and the
  * append path allocates without I/O: user space appends storage it has
- * already allocated while the writers wait.
+ * already allocated while the writers wait. An append of a file runs its
+ * fsync, which writes nothing for a file synced before it is given.
  */
 
 /**

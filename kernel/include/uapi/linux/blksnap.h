@@ -485,9 +485,9 @@ struct blk_snap_event_corrupted {
  * @id:
  *	Snapshot ID.
  * @fd:
- *	A regular file on a file system that can hold a swap file, which
- *	nobody has open for writing (this descriptor included); the ranges
- *	are sectors of the block device that holds its blocks.
+ *	A regular file on ext4 or xfs, mounted read-write, which nobody has
+ *	open for writing (this descriptor included); the ranges are sectors
+ *	of the block device that holds its blocks.
  * @flags:
  *	Must be 0.
  * @count:
@@ -513,11 +513,11 @@ struct blk_snap_snapshot_append_file {
  * Like &IOCTL_BLK_SNAP_SNAPSHOT_APPEND_STORAGE, but every range must lie in
  * the blocks of the file, as its file system maps them. The kernel holds
  * the file as it holds a swap file: until the snapshot's last storage I/O
- * is over, nobody can unlink it, rename over it, open it for writing,
- * truncate, write, fallocate, reflink or defragment it, or unmount its
- * file system. A file open for writing is refused with -ETXTBSY; a file
- * holds at most one snapshot's storage, and a swap file none: -EBUSY.
- * After a crash it is an ordinary file again.
+ * is over, nobody can unlink it, rename it or over it, open it for
+ * writing, truncate, write, fallocate, reflink, dedupe, copy or
+ * defragment it, or unmount its file system. -ETXTBSY: the file is open
+ * for writing or being run; -EBUSY: it holds a snapshot's storage already,
+ * or is a swap file. After a crash it is an ordinary file again.
  */
 #define IOCTL_BLK_SNAP_SNAPSHOT_APPEND_FILE                                    \
 	_IOW(BLK_SNAP, blk_snap_ioctl_snapshot_append_file,                    \
