@@ -38,10 +38,13 @@ poller=$!
 sleep 1
 [ -s /tmp/take.out ] && fail "test bug: the take ended within a second: $(cat /tmp/take.out)"
 
+kill -0 $taker 2> /dev/null || fail "test bug: the take ended before the destroy: $(cat /tmp/take.out)"
 t0=$(uptime_s)
 bsok destroy "$id" > /dev/null
 took=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
 note "destroy took $took s, waiting for the take"
+awk -v t="$took" 'BEGIN { exit !(t >= 0.5) }' ||
+	fail "destroy took $took s: it did not wait for the take"
 id2=$(bsctl create "$dev")
 case "$id2" in
 OK*) ;;

@@ -121,12 +121,41 @@ static inline void snapshot_get(struct snapshot *snapshot)
 	kref_get(&snapshot->kref);
 };
 
-/* snapshot_destroy() waits for the others to put theirs. */
+/*
+ * snapshot_release_unlinked() waits for the others to put theirs. A
+ * snapshot freed meanwhile is not touched by the wake-up: only its address
+ * picks the wait queue.
+ */
 static inline void snapshot_put(struct snapshot *snapshot)
 {
-	if (likely(snapshot) && !kref_put(&snapshot->kref, snapshot_free))
+	if (likely(snapshot) && !kref_put(&snapshot->kref, snapshot_free)) {
+		/* The put before wake_up_var()'s unlocked look at the queue. */
+		smp_mb();
 		wake_up_var(&snapshot->kref);
+	}
 };
+
+/*
+ * Destroy means done: the release of a snapshot taken out of the list,
+ * which ends its storage I/O and lets its storage files go, runs here,
+ * with the caller's reference, rather than in whichever caller puts the
+ * last reference later. Those who hold one are on their way out, since
+ * nobody finds the snapshot any more: a thread waiting for its events is
+ * woken, and a take must not wait for storage meanwhile.
+ * Return: 0, or -EINTR on a fatal signal (the last holder releases it).
+ */
+static int snapshot_release_unlinked(struct snapshot *snapshot)
+{
+	event_queue_close(&snapshot->diff_storage->event_queue);
+	diff_storage_stop_waiting(snapshot->diff_storage);
+	if (wait_var_event_killable(&snapshot->kref,
+				    kref_read(&snapshot->kref) == 1)) {
+		snapshot_put(snapshot);
+		return -EINTR;
+	}
+	snapshot_put(snapshot);
+	return 0;
+}
 
 static struct snapshot *snapshot_new(unsigned int count)
 {
@@ -339,25 +368,7 @@ int snapshot_destroy(uuid_t *id)
 		       id);
 		return -ESRCH;
 	}
-	/* A thread waiting for its events is told at once. */
-	event_queue_close(&snapshot->diff_storage->event_queue);
-	/*
-	 * Destroy means done: the release, which ends the storage I/O and
-	 * lets the storage files go, runs here rather than in whichever
-	 * caller puts the last reference later. Those who hold one are on
-	 * their way out, since nobody finds the snapshot any more; a take
-	 * must not wait for storage meanwhile.
-	 */
-	diff_storage_stop_waiting(snapshot->diff_storage);
-	if (wait_var_event_killable(&snapshot->kref,
-				    kref_read(&snapshot->kref) == 1)) {
-		/* The last of them releases it. */
-		snapshot_put(snapshot);
-		return -EINTR;
-	}
-	snapshot_put(snapshot);
-
-	return 0;
+	return snapshot_release_unlinked(snapshot);
 }
 
 int snapshot_append_storage(uuid_t *id, dev_t dev_id,
@@ -627,6 +638,7 @@ static int snapshot_create_images(struct snapshot *snapshot)
 int snapshot_take(uuid_t *id)
 {
 	struct snapshot *snapshot;
+	bool unlinked = false;
 	int ret;
 
 	snapshot = snapshot_get_by_id(id);
@@ -662,15 +674,18 @@ int snapshot_take(uuid_t *id)
 		       &snapshot->id);
 		down_write(&snapshots_lock);
 		if (!list_empty(&snapshot->link)) {
+			/* The list's reference is ours now. */
 			list_del_init(&snapshot->link);
-			snapshot_put(snapshot);
+			unlinked = true;
 		}
 		up_write(&snapshots_lock);
-		event_queue_close(&snapshot->diff_storage->event_queue);
 	}
 out:
 	mutex_unlock(&snapshot->lock);
 	snapshot_put(snapshot);
+	/* As a destroy would: the release is over when the take returns. */
+	if (unlinked)
+		snapshot_release_unlinked(snapshot);
 	return ret;
 }
 
