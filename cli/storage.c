@@ -193,10 +193,20 @@ static int check_unrecorded(struct storage *s, const struct stat *st,
 {
 	if (s->recorded || s->created || st->st_size == 0)
 		return 0;
+	/*
+	 * Not ours, but maybe a live snapshot's, given through another state
+	 * directory or mount namespace: freeing it would hand the blocks the
+	 * kernel writes into to other files. This snapshot exists, so the
+	 * kernel is never free of snapshots here: no unconditional advice.
+	 */
 	if (sf_is_pinned(s->f) > 0)
-		return say(why, -EEXIST, "exists, immutable, and is no "
-			   "snapshot's storage (left pinned by a crash or "
-			   "reboot?): 'chattr -i' and delete it first");
+		return say(why, -EEXIST, "exists, immutable, and is not "
+			   "storage of this snapshot recorded here: it may be "
+			   "a live snapshot's storage, given through another "
+			   "state directory or mount namespace, so choose "
+			   "another path (a file left pinned by a crash or "
+			   "reboot is freed with 'chattr -i' once no snapshot "
+			   "exists)");
 	return say(why, -EEXIST, "exists and is not storage of this "
 		   "snapshot (left from an earlier one? delete it first)");
 }

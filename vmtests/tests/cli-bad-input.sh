@@ -199,11 +199,14 @@ bad 1 cbt read /dev/vdb
 bad 1 add --snapshot "$id" /tmp/bi/f 1M
 bad 1 add --snapshot "$id" /nonexistent/f 1M
 bad 1 add --snapshot "$id" /mnt/st/existing 1M
-# Left pinned by a crash: the message says how to free it.
+# Pinned, and no storage of this snapshot here: maybe a live snapshot's
+# through another state directory, so the message does not advise
+# freeing it while a snapshot exists (on f76c335 it said "'chattr -i'
+# and delete it first" outright).
 chattr +i /mnt/st/existing || fail "chattr +i failed"
 bad 1 add --snapshot "$id" /mnt/st/existing 1M
-grep -q "immutable.*'chattr -i' and delete it first$" /tmp/err ||
-	fail "no advice for a pinned leftover file: $(cat /tmp/err)"
+grep -q "immutable.*may be a live snapshot's storage.*choose another path (a file left pinned by a crash or reboot is freed with 'chattr -i' once no snapshot exists)$" /tmp/err ||
+	fail "wrong message for a pinned file of no snapshot recorded here: $(cat /tmp/err)"
 chattr -i /mnt/st/existing || fail "chattr -i failed"
 bad 1 add --snapshot "$id" /mnt/st 1M
 bad 1 add --snapshot "$id" /dev/null 1M
