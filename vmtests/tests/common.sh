@@ -1581,7 +1581,9 @@ storage_file_held_test() {
 	held_refused "fallocate -c" $f fallocate -c -o 0 -l 1M $f
 	held_refused "fallocate past the end" $f fallocate -o 0 -l 400M $f
 	held_refused "chattr +i and back" $f sh -c "chattr +i $f && chattr -i $f && rm $f"
-	# These need no writable descriptor of the file: S_SWAPFILE refuses them.
+	# copy_range, dedupe through a read-only descriptor and reflink from
+	# it need no writable descriptor of the file: S_SWAPFILE refuses them
+	# (reflink onto it fails at the open already).
 	held_refused "copy_range from it" $f xfs_io -c "copy_range $f" $st/src
 	if [ "$fs" = xfs ]; then
 		held_refused "reflink onto it" $f xfs_io -c "reflink $st/src 0 0 1m" $f

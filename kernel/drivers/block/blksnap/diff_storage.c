@@ -263,7 +263,7 @@ static struct file_extent *storage_file_pin(struct file *file,
 	sector_t span;
 	int ret;
 
-	if (!S_ISREG(inode->i_mode) || WARN_ON_ONCE(mapping->host != inode)) {
+	if (!S_ISREG(inode->i_mode)) {
 		pr_err("Storage file %pD is not a regular file\n", file);
 		return ERR_PTR(-EINVAL);
 	}
@@ -278,8 +278,8 @@ static struct file_extent *storage_file_pin(struct file *file,
 		return ERR_PTR(-EOPNOTSUPP);
 	}
 	if (!IS_ENABLED(CONFIG_SWAP) || !sb->s_bdev ||
-	    !mapping->a_ops->swap_activate) {
-		pr_err("Storage file %pD cannot be mapped to blocks as a swap file%s\n",
+	    !mapping->a_ops->swap_activate || WARN_ON_ONCE(mapping->host != inode)) {
+		pr_err("Storage file %pD cannot be mapped to blocks as a swap file%s: only ext4 (not the ext2 driver) and xfs can hold storage files\n",
 		       file, IS_ENABLED(CONFIG_SWAP) ? "" :
 		       " (the kernel is built without CONFIG_SWAP)");
 		return ERR_PTR(-EOPNOTSUPP);
@@ -293,6 +293,27 @@ static struct file_extent *storage_file_pin(struct file *file,
 		pr_err("Storage file %pD is encrypted by its file system\n",
 		       file);
 		return ERR_PTR(-EINVAL);
+	}
+
+	/*
+	 * Before the inode lock, which a writer may hold while it waits for
+	 * the storage this call gives: the check under the lock stays the
+	 * one that counts.
+	 */
+	if (atomic_read(&inode->i_writecount) > 0) {
+		pr_err("Storage file %pD is open for writing: give it with a read-only descriptor, and close the others\n",
+		       file);
+		return ERR_PTR(-ETXTBSY);
+	}
+	/*
+	 * ext4's bmap() writes data still in the journal to its place
+	 * (data=journal), which it would otherwise do later, over stored
+	 * chunks; it takes the inode lock itself.
+	 */
+	if (sb->s_magic == EXT4_SUPER_MAGIC) {
+		sector_t block = 0;
+
+		bmap(inode, &block);
 	}
 
 	sis = kzalloc(sizeof(*sis), GFP_KERNEL);
@@ -760,8 +781,8 @@ int diff_storage_append_block(struct diff_storage *diff_storage, dev_t dev_id,
  *
  * Return: 0; -EINVAL for a range outside the file's blocks, or a file that
  * is not regular, is encrypted or cannot be mapped (holes, shared
- * extents); -ETXTBSY if it is open for writing or being run; -EBUSY for a
- * file that holds storage already, or a swap file; -EPERM for an
+ * extents); -ETXTBSY if it is open for writing (a swap file in use is) or
+ * being run; -EBUSY for a file that holds storage already; -EPERM for an
  * immutable or append-only file; -EROFS on a read-only mount; -EOPNOTSUPP
  * unless it is on ext4 or xfs; or the errors of
  * diff_storage_append_block().

@@ -15,6 +15,12 @@
 
 static LIST_HEAD(snapshots);
 static DECLARE_RWSEM(snapshots_lock);
+/*
+ * Snapshots taken out of the list and not yet freed: a destroy that finds
+ * none waits for them, so that -ESRCH means released, whatever an earlier
+ * destroy, killed, or a failed take left running.
+ */
+static atomic_t snapshots_dying = ATOMIC_INIT(0);
 
 static void snapshot_release(struct snapshot *snapshot)
 {
@@ -113,6 +119,8 @@ static void snapshot_free(struct kref *kref)
 
 	diff_storage_put(snapshot->diff_storage);
 
+	if (snapshot->is_dying && atomic_dec_and_test(&snapshots_dying))
+		wake_up_var(&snapshots_dying);
 	kfree(snapshot);
 }
 
@@ -134,6 +142,13 @@ static inline void snapshot_put(struct snapshot *snapshot)
 		wake_up_var(&snapshot->kref);
 	}
 };
+
+/* Under snapshots_lock, as it is taken out of the list. */
+static void snapshot_set_dying(struct snapshot *snapshot)
+{
+	snapshot->is_dying = true;
+	atomic_inc(&snapshots_dying);
+}
 
 /*
  * Destroy means done: the release of a snapshot taken out of the list,
@@ -358,6 +373,7 @@ int snapshot_destroy(uuid_t *id)
 		if (uuid_equal(&s->id, id)) {
 			snapshot = s;
 			list_del_init(&snapshot->link);
+			snapshot_set_dying(snapshot);
 			break;
 		}
 	}
@@ -366,6 +382,10 @@ int snapshot_destroy(uuid_t *id)
 	if (!snapshot) {
 		pr_err("Unable to destroy snapshot: cannot find snapshot by id %pUb\n",
 		       id);
+		/* Maybe being released still: say so only when it is. */
+		if (wait_var_event_killable(&snapshots_dying,
+					    !atomic_read(&snapshots_dying)))
+			return -EINTR;
 		return -ESRCH;
 	}
 	return snapshot_release_unlinked(snapshot);
@@ -676,6 +696,7 @@ int snapshot_take(uuid_t *id)
 		if (!list_empty(&snapshot->link)) {
 			/* The list's reference is ours now. */
 			list_del_init(&snapshot->link);
+			snapshot_set_dying(snapshot);
 			unlinked = true;
 		}
 		up_write(&snapshots_lock);

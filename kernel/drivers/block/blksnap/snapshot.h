@@ -33,6 +33,9 @@ struct blk_snap_image_info;
  *	Serializes taking the snapshot with the ioctls that read its arrays.
  * @is_taken:
  *	Flag that the snapshot was taken.
+ * @is_dying:
+ *	Taken out of the list by a destroy or a failed take: counted in
+ *	snapshots_dying until it is freed.
  * @diff_storage:
  *	A pointer to the difference storage of this snapshot.
  * @count:
@@ -61,6 +64,7 @@ struct snapshot {
 	/* protects is_taken and snapimage_array */
 	struct mutex lock;
 	bool is_taken;
+	bool is_dying;
 	struct diff_storage *diff_storage;
 	int count;
 	struct tracker **tracker_array;

@@ -514,10 +514,11 @@ struct blk_snap_snapshot_append_file {
  * the blocks of the file, as its file system maps them. The kernel holds
  * the file as it holds a swap file: until the snapshot's last storage I/O
  * is over, nobody can unlink it, rename it or over it, open it for
- * writing, truncate, write, fallocate, reflink, dedupe, copy or
- * defragment it, or unmount its file system. -ETXTBSY: the file is open
- * for writing or being run; -EBUSY: it holds a snapshot's storage already,
- * or is a swap file. After a crash it is an ordinary file again.
+ * writing, truncate, write, fallocate or defragment it, reflink, dedupe or
+ * copy_file_range onto it or from it, or unmount its file system.
+ * -ETXTBSY: the file is open for writing (a swap file in use is) or being
+ * run; -EBUSY: it holds a snapshot's storage already. After a crash it is
+ * an ordinary file again.
  */
 #define IOCTL_BLK_SNAP_SNAPSHOT_APPEND_FILE                                    \
 	_IOW(BLK_SNAP, blk_snap_ioctl_snapshot_append_file,                    \
