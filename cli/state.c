@@ -300,10 +300,11 @@ static int read_records(const char *file, struct state_file **out,
 		if (line[0] == '/') {
 			ret = say(-EINVAL, "%s: line %zu is a record of an older "
 				  "blksnap-storage (a path without device and "
-				  "inode, which cannot be checked): once its "
-				  "snapshot is destroyed, if %s is your storage "
-				  "file, unpin it ('chattr -i'); then remove "
-				  "this record", file, lineno, line);
+				  "inode, which cannot be checked): remove this "
+				  "record, destroy the snapshot ('blksnap-storage "
+				  "destroy' then unpins nothing), and only then, "
+				  "if %s is your storage file, unpin it ('chattr "
+				  "-i')", file, lineno, line);
 			break;
 		}
 		if (!parse_record(line, &v[n])) {

@@ -208,7 +208,9 @@ static int check_unrecorded(struct storage *s, const struct stat *st,
 			   "reboot is freed with 'chattr -i' once no snapshot "
 			   "exists)");
 	return say(why, -EEXIST, "exists and is not storage of this "
-		   "snapshot (left from an earlier one? delete it first)");
+		   "snapshot recorded here: choose another path (left from an "
+		   "earlier snapshot? delete it if it is yours and no "
+		   "snapshot uses it)");
 }
 
 static int explain_sf_error(struct storage *s, int ret, char *why)

@@ -23,6 +23,8 @@ case "$out" in
 *) fail "the refusal does not say the file may be live: $out" ;;
 esac
 echo "$out" | grep -q "and delete it first" && fail "the message advises deleting a live file: $out"
+echo "$out" | sed "s/freed with 'chattr -i' once no snapshot exists//" | grep -q chattr &&
+	fail "the message advises unpinning a live file: $out"
 lsattr /mnt/st/a.diff | cut -d' ' -f1 | grep -q i || fail "the live file lost its pin"
 [ "$(blksnap-storage ranges /mnt/st/a.diff)" = "$sectors_before" ] || fail "the live file changed"
 BLKSNAP_STATE_DIR=/run/other blksnap-storage destroy "$idb" > /dev/null || fail "destroy $idb failed"
