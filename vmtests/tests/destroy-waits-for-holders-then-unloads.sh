@@ -4,6 +4,9 @@
 # returns only once the snapshot is released. Right after it the device
 # can be snapshotted again and the storage file is an ordinary one; the
 # waiter has its ESRCH at once, and when it has exited, rmmod succeeds.
+# A destroy killed while it waits leaves the release to the take: a second
+# destroy fails with ESRCH only once the snapshot is released (failed on
+# 7322171: ESRCH in 0.0 s, while the take still held the snapshot).
 # Failed on f76c335 (with v1's APPEND_STORAGE of a loop device in place
 # of APPEND_FILE, which f76c335 lacks): destroy returned in 0.0 s and left
 # the release to the take, so the new snapshot of the device was refused
@@ -58,7 +61,36 @@ wait $taker
 note "the take said: $(cat /tmp/take.out)"
 wait_for 10 eval "! kill -0 $poller 2>/dev/null" || fail "the poller goes on listing a destroyed snapshot"
 wait $poller
-bsok destroy "${id2#OK }" > /dev/null
+
+# A destroy killed while it waits leaves the release to the take; a
+# second destroy says ESRCH only once the snapshot is released.
+id2=${id2#OK }
+bsok wait "$id2" 100 > /dev/null
+run fallocate -l 64M /mnt/st/s2.diff
+bsok append-file "$id2" /mnt/st/s2.diff > /dev/null
+gen 73 1048576 > /mnt/o/dirty2 || fail "cannot write"
+bsctl take "$id2" > /tmp/take2.out 2>&1 &
+taker=$!
+sleep 1
+bsctl destroy "$id2" > /tmp/destroy.out 2>&1 &
+destroyer=$!
+sleep 0.5
+kill -0 $taker 2> /dev/null || fail "test bug: the second take ended too soon: $(cat /tmp/take2.out)"
+kill -9 $destroyer
+wait $destroyer 2> /dev/null
+t0=$(uptime_s)
+expect_err ESRCH bsctl destroy "$id2"
+took=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
+note "the second destroy took $took s"
+kill -0 $taker 2> /dev/null && fail "ESRCH while the take still holds the snapshot"
+id3=$(bsctl create "$dev")
+case "$id3" in
+OK*) ;;
+*) fail "the device cannot be snapshotted right after the second destroy: $id3" ;;
+esac
+rm /mnt/st/s2.diff || fail "the storage file is still held after the second destroy"
+wait $taker
+bsok destroy "${id3#OK }" > /dev/null
 run rmmod blksnap
 echo "0 $size delay /dev/vdb 0 0" | dm_swap slow
 run umount /mnt/o
