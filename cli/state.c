@@ -302,9 +302,9 @@ static int read_records(const char *file, struct state_file **out,
 				  "blksnap-storage (a path without device and "
 				  "inode, which cannot be checked): remove this "
 				  "record, destroy the snapshot ('blksnap-storage "
-				  "destroy' then unpins nothing), and only then, "
-				  "if %s is your storage file, unpin it ('chattr "
-				  "-i')", file, lineno, line);
+				  "destroy' then leaves that file pinned), and only "
+				  "then, if %s is yours and no snapshot uses it, "
+				  "unpin it ('chattr -i')", file, lineno, line);
 			break;
 		}
 		if (!parse_record(line, &v[n])) {

@@ -308,11 +308,13 @@ static struct file_extent *storage_file_pin(struct file *file,
 	/*
 	 * ext4's bmap() writes data still in the journal to its place
 	 * (data=journal), which it would otherwise do later, over stored
-	 * chunks; it takes the inode lock itself.
+	 * chunks; dirty pages go to the journal first. Both take the inode
+	 * lock themselves.
 	 */
 	if (sb->s_magic == EXT4_SUPER_MAGIC) {
 		sector_t block = 0;
 
+		filemap_write_and_wait(mapping);
 		bmap(inode, &block);
 	}
 
@@ -326,7 +328,7 @@ static struct file_extent *storage_file_pin(struct file *file,
 
 	inode_lock(inode);
 	if (IS_SWAPFILE(inode)) {
-		pr_err("Storage file %pD holds a snapshot's storage already, or is a swap file\n",
+		pr_err("Storage file %pD holds a snapshot's storage already\n",
 		       file);
 		ext = ERR_PTR(-EBUSY);
 		goto out_unlock;

@@ -16,11 +16,12 @@
 static LIST_HEAD(snapshots);
 static DECLARE_RWSEM(snapshots_lock);
 /*
- * Snapshots taken out of the list and not yet freed: a destroy that finds
- * none waits for them, so that -ESRCH means released, whatever an earlier
- * destroy, killed, or a failed take left running.
+ * Snapshots taken out of the list and not yet freed (under
+ * snapshots_lock): a destroy that does not find its snapshot in the list
+ * waits while it is here, so that -ESRCH means released, whatever an
+ * earlier destroy, killed, or a failed take left running.
  */
-static atomic_t snapshots_dying = ATOMIC_INIT(0);
+static LIST_HEAD(snapshots_dying);
 
 static void snapshot_release(struct snapshot *snapshot)
 {
@@ -119,8 +120,14 @@ static void snapshot_free(struct kref *kref)
 
 	diff_storage_put(snapshot->diff_storage);
 
-	if (snapshot->is_dying && atomic_dec_and_test(&snapshots_dying))
+	if (snapshot->is_dying) {
+		down_write(&snapshots_lock);
+		list_del(&snapshot->link);
+		up_write(&snapshots_lock);
+		/* The unlink before wake_up_var()'s unlocked look at the queue. */
+		smp_mb();
 		wake_up_var(&snapshots_dying);
+	}
 	kfree(snapshot);
 }
 
@@ -143,11 +150,28 @@ static inline void snapshot_put(struct snapshot *snapshot)
 	}
 };
 
-/* Under snapshots_lock, as it is taken out of the list. */
+/* Under snapshots_lock: out of the list, into snapshots_dying. */
 static void snapshot_set_dying(struct snapshot *snapshot)
 {
 	snapshot->is_dying = true;
-	atomic_inc(&snapshots_dying);
+	list_move_tail(&snapshot->link, &snapshots_dying);
+}
+
+/* Is the snapshot @id taken out of the list, and not yet freed? */
+static bool snapshot_id_dying(uuid_t *id)
+{
+	struct snapshot *s;
+	bool dying = false;
+
+	down_read(&snapshots_lock);
+	list_for_each_entry(s, &snapshots_dying, link) {
+		if (uuid_equal(&s->id, id)) {
+			dying = true;
+			break;
+		}
+	}
+	up_read(&snapshots_lock);
+	return dying;
 }
 
 /*
@@ -372,7 +396,6 @@ int snapshot_destroy(uuid_t *id)
 	list_for_each_entry(s, &snapshots, link) {
 		if (uuid_equal(&s->id, id)) {
 			snapshot = s;
-			list_del_init(&snapshot->link);
 			snapshot_set_dying(snapshot);
 			break;
 		}
@@ -384,7 +407,7 @@ int snapshot_destroy(uuid_t *id)
 		       id);
 		/* Maybe being released still: say so only when it is. */
 		if (wait_var_event_killable(&snapshots_dying,
-					    !atomic_read(&snapshots_dying)))
+					    !snapshot_id_dying(id)))
 			return -EINTR;
 		return -ESRCH;
 	}
@@ -693,9 +716,8 @@ int snapshot_take(uuid_t *id)
 		pr_err("Unable to take snapshot: snapshot %pUb is destroyed\n",
 		       &snapshot->id);
 		down_write(&snapshots_lock);
-		if (!list_empty(&snapshot->link)) {
+		if (!snapshot->is_dying) {
 			/* The list's reference is ours now. */
-			list_del_init(&snapshot->link);
 			snapshot_set_dying(snapshot);
 			unlinked = true;
 		}

@@ -23,7 +23,7 @@ struct blk_snap_image_info;
 /**
  * struct snapshot - Snapshot structure.
  * @link:
- *	The list header allows to store snapshots in a linked list.
+ *	In the list of snapshots, then in the dying ones (see @is_dying).
  * @kref:
  *	Protects the structure from being released during the processing of
  *	an ioctl.
@@ -34,8 +34,8 @@ struct blk_snap_image_info;
  * @is_taken:
  *	Flag that the snapshot was taken.
  * @is_dying:
- *	Taken out of the list by a destroy or a failed take: counted in
- *	snapshots_dying until it is freed.
+ *	Taken out of the list by a destroy or a failed take: @link is then
+ *	in snapshots_dying until it is freed (under snapshots_lock).
  * @diff_storage:
  *	A pointer to the difference storage of this snapshot.
  * @count:

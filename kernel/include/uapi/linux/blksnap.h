@@ -276,6 +276,11 @@ struct blk_snap_snapshot_destroy {
  * IOCTL_BLK_SNAP_SNAPSHOT_DESTROY - Release and destroy the snapshot.
  *
  * Destroys all snapshot structures and releases all its allocated resources.
+ * Returns once the snapshot is released: its storage I/O is over and its
+ * storage files are let go. -ESRCH for a snapshot that is not there, once
+ * it is released if another destroy, killed, or a failed take is
+ * releasing it; -EINTR on a fatal signal, the last holder then releases
+ * it.
  */
 #define IOCTL_BLK_SNAP_SNAPSHOT_DESTROY                                        \
 	_IOR(BLK_SNAP, blk_snap_ioctl_snapshot_destroy,                        \
