@@ -32,9 +32,10 @@ expect_err EINVAL bsctl append-file "$id" /mnt/st/dir 0:8
 expect_err EINVAL bsctl append-file "$id" /dev/vdc 0:8
 truncate -s 16M /mnt/st/holes
 run fallocate -o 4M -l 4M /mnt/st/holes
-dmesg -c > /dev/null
+echo "@@@ holes" > /dev/kmsg
 expect_err EINVAL bsctl append-file "$id" /mnt/st/holes
-dmesg | grep -q "holes has unallocated extents" || fail "the hole was not what was refused: $(dmesg | tail -n 3)"
+dmesg | sed -n '/@@@ holes/,$p' | grep -q "holes has unallocated extents" ||
+	fail "the hole was not what was refused: $(dmesg | tail -n 3)"
 run fallocate -l 4M /dev/shm/t.diff
 expect_err EOPNOTSUPP bsctl append-file "$id" /dev/shm/t.diff 0:8
 rm -f /dev/shm/t.diff
@@ -58,11 +59,12 @@ wait $runner 2> /dev/null
 set -- $(file_sectors $f 0 16777216 | sort -n | tail -n 1)
 first=$1 len=$2
 [ -n "$first" ] && [ -n "$len" ] || fail "test bug: no extent of $f"
-dmesg -c > /dev/null
+echo "@@@ range" > /dev/kmsg
 expect_err EINVAL bsctl append-file "$id" $f "$((first + len)):8"
-dmesg | grep -q "Range $((first + len)):8 is not in the blocks of storage file a.diff" ||
-	fail "no kernel line naming the range: $(dmesg | tail -n 3)"
-[ "$(dmesg | grep -c blksnap)" = 1 ] || fail "not one line: $(dmesg | grep blksnap)"
+dmesg | sed -n '/@@@ range/,$p' > /tmp/range.dmesg
+grep -q "Range $((first + len)):8 is not in the blocks of storage file a.diff" /tmp/range.dmesg ||
+	fail "no kernel line naming the range: $(tail -n 3 /tmp/range.dmesg)"
+[ "$(grep -c blksnap /tmp/range.dmesg)" = 1 ] || fail "not one line: $(grep blksnap /tmp/range.dmesg)"
 expect_err EINVAL bsctl append-file "$id" $f "$first:$((len + 8))"
 expect_err EINVAL bsctl append-file "$id" $f "$first:0"
 expect_err EINVAL bsctl append-file -c 0 "$id" $f
