@@ -89,8 +89,8 @@ suite harness-test "$@"
 # The VM tests in two guests at once, each with its share of the tests
 # (run.sh; docs/tests.md has the times).
 # On the patched kernel, the tests marked "# kernels: both" (the filter
-# hook, module load and unload, the standalone hook); every test runs on
-# Debian's kernel below. With DEBUG=1, every test on the debug kernel.
+# hook, module load and unload, the standalone hook, a storage file held
+# as a swap file is); every test runs on Debian's kernel below. With DEBUG=1, every test on the debug kernel.
 case " $* ${DEBUG:+DEBUG=$DEBUG} " in
 *" DEBUG=1 "*) suite vmtest VM_JOBS="${VM_JOBS:-2}" "$@" ;;
 *) suite vmtest VM_JOBS="${VM_JOBS:-2}" VM_SELECT=both "$@" ;;

@@ -27,6 +27,19 @@ dm_swap slow <<EOT
 EOT
 run fallocate -l 64M /mnt/st/s.diff
 dev=$(devno /dev/mapper/slow)
+
+# released_at_once WHAT FILE: right after WHAT, the device can be
+# snapshotted again (prints the new id) and FILE is an ordinary file.
+released_at_once() {
+	local out
+	out=$(bsctl create "$dev")
+	case "$out" in
+	OK*) ;;
+	*) fail "the device cannot be snapshotted right after $1: $out" >&2 ;;
+	esac
+	rm "$2" || fail "the storage file is still held after $1" >&2
+	echo "${out#OK }"
+}
 id=$(bsok create "$dev")
 bsok wait "$id" 100 > /dev/null		# the create-time request
 bsok append-file "$id" /mnt/st/s.diff > /dev/null
@@ -49,12 +62,7 @@ took=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
 note "destroy took $took s, waiting for the take"
 awk -v t="$took" 'BEGIN { exit !(t >= 0.5) }' ||
 	fail "destroy took $took s: it did not wait for the take"
-id2=$(bsctl create "$dev")
-case "$id2" in
-OK*) ;;
-*) fail "the device cannot be snapshotted right after destroy: $id2" ;;
-esac
-rm /mnt/st/s.diff || fail "the storage file is still held after destroy returned"
+id2=$(released_at_once destroy /mnt/st/s.diff) || exit 1
 wait_for 3 eval "! kill -0 $waiter 2>/dev/null" || fail "the waiter did not return"
 [ "$(cat /tmp/wait.out)" = "ERR ESRCH" ] || fail "the waiter got '$(cat /tmp/wait.out)'"
 wait $waiter
@@ -65,7 +73,6 @@ wait $poller
 
 # A destroy killed while it waits leaves the release to the take; a
 # second destroy says ESRCH only once the snapshot is released.
-id2=${id2#OK }
 bsok wait "$id2" 100 > /dev/null
 run fallocate -l 64M /mnt/st/s2.diff
 bsok append-file "$id2" /mnt/st/s2.diff > /dev/null
@@ -86,14 +93,9 @@ t0=$(uptime_s)
 expect_err ESRCH bsctl destroy "$id2"
 took=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
 note "the second destroy took $took s"
-id3=$(bsctl create "$dev")
-case "$id3" in
-OK*) ;;
-*) fail "the device cannot be snapshotted right after the second destroy: $id3" ;;
-esac
-rm /mnt/st/s2.diff || fail "the storage file is still held after the second destroy"
+id3=$(released_at_once "the second destroy" /mnt/st/s2.diff) || exit 1
 wait $taker
-bsok destroy "${id3#OK }" > /dev/null
+bsok destroy "$id3" > /dev/null
 run rmmod blksnap
 echo "0 $size delay /dev/vdb 0 0" | dm_swap slow
 run umount /mnt/o

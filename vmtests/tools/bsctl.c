@@ -250,7 +250,7 @@ static int cmd_append_file(int argc, char **argv)
 	struct blk_snap_block_range *ranges = NULL;
 	int rw = 0, raw_fd = -1, fd;
 	long count = -1;
-	struct stat st;
+	struct stat st = { 0 };
 
 	while (argc > 0 && argv[0][0] == '-' && argc > 1) {
 		if (!strcmp(argv[0], "-w")) {
