@@ -6,10 +6,13 @@
 # tmpfs (EOPNOTSUPP), an immutable file (EPERM), a read-only mount
 # (EROFS), a range outside the file's blocks or reaching past one of its
 # runs (EINVAL, the line names the range and the file), an empty range
-# list (EINVAL), an unknown snapshot (ESRCH), and a file that holds a
+# (EINVAL), an unknown snapshot (ESRCH), and a file that holds a
 # snapshot's storage already (EBUSY). A refused file stays an ordinary
-# one. v1's APPEND_STORAGE still takes raw ranges.
-# Failed on f76c335: the ioctl did not exist (ENOTTY).
+# one. No range and no array holds the file without using its blocks (for
+# blocks in use at take time); a count of 0 with an array is EINVAL. v1's
+# APPEND_STORAGE still takes raw ranges.
+# Failed on f76c335: the ioctl did not exist (ENOTTY); on 926f177 an
+# empty range list was refused (EINVAL).
 # timeout: 180
 . /tests/common.sh
 
@@ -68,6 +71,11 @@ grep -q "Range $((first + len)):8 is not in the blocks of storage file a.diff" /
 expect_err EINVAL bsctl append-file "$id" $f "$first:$((len + 8))"
 expect_err EINVAL bsctl append-file "$id" $f "$first:0"
 expect_err EINVAL bsctl append-file -c 0 "$id" $f
+# No range: the snapshot holds the file, and uses none of its blocks.
+run fallocate -l 1M /mnt/st/hold0
+bsok append-file -H "$id" /mnt/st/hold0 > /dev/null
+rm -f /mnt/st/hold0 2> /dev/null
+[ -e /mnt/st/hold0 ] || fail "a file held with no range could be deleted"
 expect_err ESRCH bsctl append-file 00000000-0000-0000-0000-000000000000 $f
 # Nothing refused is held.
 truncate -s 8M /mnt/st/holes || fail "a refused file stayed held"
@@ -92,7 +100,7 @@ store=$(make_loop 32)
 bsok append "$id2" "$(devnum $store)" 0:8192 > /dev/null
 bsok destroy "$id2" > /dev/null
 bsok destroy "$id" > /dev/null
-rm $f /mnt/st/swap /mnt/st/holes /mnt/st/busybox || fail "cannot delete the files after destroy"
+rm $f /mnt/st/swap /mnt/st/holes /mnt/st/busybox /mnt/st/hold0 || fail "cannot delete the files after destroy"
 run umount /mnt/st
 no_snapshots
 exit 0

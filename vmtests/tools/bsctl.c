@@ -239,22 +239,26 @@ static unsigned int file_ranges(int fd, struct blk_snap_block_range **ranges)
 }
 
 /*
- * append-file [-w] [-f FLAGS] [-R RESERVED] [-d FD] [-c COUNT] ID FILE [RANGE...]:
+ * append-file [-w] [-H] [-f FLAGS] [-R RESERVED] [-d FD] [-c COUNT] ID FILE [RANGE...]:
  * give FILE (opened read-only; -w: for reading and writing; -d: the raw
  * descriptor number FD instead) with RANGEs, or without them with every
- * page-aligned run of its blocks; -c: say COUNT ranges, whatever there are.
+ * page-aligned run of its blocks; -c: say COUNT ranges, whatever there are;
+ * -H: no range and no array (hold only).
  */
 static int cmd_append_file(int argc, char **argv)
 {
 	struct blk_snap_snapshot_append_file arg = { 0 };
 	struct blk_snap_block_range *ranges = NULL;
-	int rw = 0, raw_fd = -1, fd;
+	int rw = 0, hold = 0, raw_fd = -1, fd;
 	long count = -1;
 	struct stat st = { 0 };
 
 	while (argc > 0 && argv[0][0] == '-' && argc > 1) {
-		if (!strcmp(argv[0], "-w")) {
-			rw = 1;
+		if (!strcmp(argv[0], "-w") || !strcmp(argv[0], "-H")) {
+			if (argv[0][1] == 'w')
+				rw = 1;
+			else
+				hold = 1;
 			argc--, argv++;
 			continue;
 		}
@@ -295,6 +299,10 @@ static int cmd_append_file(int argc, char **argv)
 	if (count >= 0)
 		arg.count = count;
 	arg.ranges = (__u64)(uintptr_t)ranges;
+	if (hold) {
+		arg.count = 0;
+		arg.ranges = 0;
+	}
 	ioctl_or_report(IOCTL_BLK_SNAP_SNAPSHOT_APPEND_FILE, &arg);
 	printf("OK %u\n", arg.count);
 	return 0;

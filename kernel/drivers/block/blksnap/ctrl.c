@@ -306,8 +306,18 @@ static int ioctl_snapshot_append_file(unsigned long arg)
 
 	/* As for v1's append: writers may be waiting for this storage. */
 	noio_flag = memalloc_noio_save();
-	ranges = copy_array_from_user(u64_to_user_ptr(karg.ranges), karg.count,
-				      sizeof(*ranges), BLK_SNAP_MAX_RANGES);
+	/*
+	 * No range (and no array): the snapshot only holds the file, whose
+	 * blocks must not go back to the file system while it lives (they
+	 * were in use when it was taken). A count of 0 with an array is a
+	 * caller's mistake.
+	 */
+	if (!karg.count)
+		ranges = karg.ranges ? ERR_PTR(-EINVAL) : NULL;
+	else
+		ranges = copy_array_from_user(u64_to_user_ptr(karg.ranges),
+					      karg.count, sizeof(*ranges),
+					      BLK_SNAP_MAX_RANGES);
 	if (IS_ERR(ranges)) {
 		ret = PTR_ERR(ranges);
 	} else {

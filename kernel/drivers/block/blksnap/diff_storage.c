@@ -722,16 +722,23 @@ static int diff_storage_append(struct diff_storage *diff_storage,
 	if (sfile)
 		list_add_tail(&sfile->link, &diff_storage->storage_files);
 	diff_storage->capacity += added;
-	/* Ask again next time the free space runs low. */
-	if (diff_storage->capacity - diff_storage->filled > diff_storage_minimum)
+	/*
+	 * Ask again next time the free space runs low. A file held with no
+	 * range adds nothing: waiting copies are not woken, their deadline
+	 * stands.
+	 */
+	if (added && diff_storage->capacity - diff_storage->filled >
+		     diff_storage_minimum)
 		atomic_set(&diff_storage->low_space_flag, 0);
-	diff_storage->wait_resume = true;
+	if (added)
+		diff_storage->wait_resume = true;
 	spin_unlock(&diff_storage->lock);
 
 	mutex_unlock(&append_lock);
 	memalloc_noio_restore(noio_flag);
 	/* Copy-on-write waiting for storage goes on at once. */
-	mod_delayed_work(blksnap_wq, &diff_storage->wait_work, 0);
+	if (added)
+		mod_delayed_work(blksnap_wq, &diff_storage->wait_work, 0);
 	return 0;
 fail:
 	mutex_unlock(&append_lock);
@@ -777,7 +784,7 @@ int diff_storage_append_block(struct diff_storage *diff_storage, dev_t dev_id,
  *	Sectors of the device that holds the file's blocks, in kernel
  *	memory. They are sorted in place.
  * @range_count:
- *	The number of ranges.
+ *	The number of ranges; 0 holds the file without using its blocks.
  *
  * Either every range is appended and the file held, or nothing changes.
  *

@@ -496,7 +496,10 @@ struct blk_snap_event_corrupted {
  * @flags:
  *	Must be 0.
  * @count:
- *	Size of @ranges in the number of &struct blk_snap_block_range.
+ *	Size of @ranges in the number of &struct blk_snap_block_range. 0,
+ *	with @ranges 0, holds the file without using any of its blocks: for
+ *	blocks that must not return to the file system while the snapshot
+ *	lives (it still takes a place among the storage's devices).
  * @reserved:
  *	Must be 0.
  * @ranges:
