@@ -2,6 +2,7 @@
 /* Thin client of the /dev/blksnap ioctls: no printing, -errno results. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +115,21 @@ int bsc_append_storage(int ctl, const struct blk_snap_uuid *id, dev_t dev,
 	if (appended)
 		*appended = done;
 	return ret;
+}
+
+int bsc_append_file(int ctl, const struct blk_snap_uuid *id, int fd,
+		    const struct blk_snap_block_range *ranges, size_t count)
+{
+	struct blk_snap_snapshot_append_file arg = {
+		.id = *id,
+		.fd = fd,
+		.count = (__u32)count,
+		.ranges = (__u64)(uintptr_t)ranges,
+	};
+
+	if (count > BSC_MAX_RANGES_PER_CALL)
+		return -E2BIG;
+	return do_ioctl(ctl, IOCTL_BLK_SNAP_SNAPSHOT_APPEND_FILE, &arg);
 }
 
 /*

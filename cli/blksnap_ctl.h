@@ -40,6 +40,15 @@ int bsc_append_storage(int ctl, const struct blk_snap_uuid *id, dev_t dev,
 		       const struct blk_snap_block_range *ranges, size_t count,
 		       size_t *appended);
 
+/*
+ * Append the file open as @fd (read-only, and nobody may have it open for
+ * writing) with @count ranges of its blocks, in one call: the kernel then
+ * holds the file until the snapshot is gone.  @count 0 holds it without
+ * using any block.  -E2BIG over BSC_MAX_RANGES_PER_CALL ranges.
+ */
+int bsc_append_file(int ctl, const struct blk_snap_uuid *id, int fd,
+		    const struct blk_snap_block_range *ranges, size_t count);
+
 /* All snapshot ids; *@ids is NULL when *@count is 0. */
 int bsc_snapshot_collect(int ctl, struct blk_snap_uuid **ids,
 			 unsigned int *count);

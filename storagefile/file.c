@@ -2,6 +2,7 @@
 /* The storage file handle: open, lock, pin, close. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/file.h>
@@ -97,6 +98,59 @@ int sf_openat(int dirfd, const char *path, bool create, bool *was_created,
 	if (was_created)
 		*was_created = created;
 	return 0;
+}
+
+int sf_openat_unnamed(int dirfd, struct sf_file **out)
+{
+	char proc[64];
+	struct sf_file *f;
+	int wfd, fd, ret;
+
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	/* O_TMPFILE needs a writable descriptor; the handle keeps none. */
+	wfd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (wfd < 0) {
+		ret = -errno;
+		free(f);
+		return ret == -EISDIR ? -EOPNOTSUPP : ret;
+	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", wfd);
+	fd = open(proc, O_RDONLY | O_CLOEXEC);
+	ret = fd < 0 ? -errno : 0;
+	close(wfd);
+	if (!ret)
+		ret = check_file(fd, f);
+	if (ret) {
+		if (fd >= 0)
+			close(fd);
+		free(f);
+		return ret;
+	}
+	f->fd = fd;
+	sf_ranges_init(&f->given);
+	*out = f;
+	return 0;
+}
+
+int sf_linkat(const struct sf_file *f, int dirfd, const char *name)
+{
+	char proc[64];
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", f->fd);
+	return linkat(AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW) < 0 ?
+	       -errno : 0;
+}
+
+int sf_reopen_readonly(const struct sf_file *f)
+{
+	char proc[64];
+	int fd;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", f->fd);
+	fd = open(proc, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	return fd < 0 ? -errno : fd;
 }
 
 void sf_close(struct sf_file *f)

@@ -15,17 +15,22 @@
  *
  *	struct sf_ranges r = SF_RANGES_INIT;
  *	struct sf_file *f;
- *	dev_t dev;
+ *	int fd;
  *
  *	sf_parse_size(arg, &bytes);
- *	sf_open(path, true, &f);            // -EOPNOTSUPP: sf_check_path_fs()
- *	sf_grow(f, bytes, &r);              // only ranges never handed out
- *	sf_pin(f);
- *	sf_device(f, &dev);                 // dev_id of append_storage
- *	ioctl(ctl, IOCTL_BLK_SNAP_SNAPSHOT_APPEND_STORAGE, ... r.r, r.count);
+ *	sf_openat_unnamed(dirfd, &f);       // -EOPNOTSUPP: sf_check_fs()
+ *	sf_grow(f, bytes, &r);              // fallocate, fsync, FIEMAP
+ *	fd = sf_reopen_readonly(f);
+ *	ioctl(ctl, IOCTL_BLK_SNAP_SNAPSHOT_APPEND_FILE, ... fd, r.r, r.count);
+ *	close(fd);                          // the kernel holds the file now
+ *	sf_linkat(f, dirfd, name);          // the first one gets a name
  *	sf_ranges_free(&r);
- *	sf_close(f);                        // keeps the pin
- *	...after the snapshot is destroyed: sf_open(), sf_unpin(), sf_close().
+ *	sf_close(f);
+ *
+ * The kernel holds a file given with APPEND_FILE until the snapshot is
+ * gone: nobody can free or move its blocks, and it cannot grow, so each
+ * growth is a new file.  sf_pin() (the immutable flag) is for callers
+ * that append raw ranges with v1's APPEND_STORAGE.
  */
 #ifndef STORAGEFILE_H
 #define STORAGEFILE_H
@@ -400,6 +405,35 @@ int sf_open(const char *path, bool create, struct sf_file **out);
  */
 int sf_openat(int dirfd, const char *name, bool create, bool *created,
 	      struct sf_file **out);
+
+/**
+ * sf_openat_unnamed() - a new, empty storage file without a name
+ *	(O_TMPFILE, mode 0600) in the directory @dirfd, checked and locked as
+ *	sf_openat() does.
+ * The handle holds no writable descriptor, so the file can be given to
+ * the kernel's APPEND_FILE once grown. If the process dies before the
+ * file is given a name or handed to the kernel, the file system frees
+ * it: closing the last descriptor does, and after a crash the file
+ * system's orphan recovery (fsck where there is no journal).
+ * Return: as sf_openat(); -EOPNOTSUPP where the file system has no
+ * O_TMPFILE.
+ */
+int sf_openat_unnamed(int dirfd, struct sf_file **out);
+
+/**
+ * sf_linkat() - give a file of sf_openat_unnamed() the name @name in
+ *	@dirfd; fails with -EEXIST rather than replace anything.
+ * Return: 0 or -errno of linkat().
+ */
+int sf_linkat(const struct sf_file *f, int dirfd, const char *name);
+
+/**
+ * sf_reopen_readonly() - a new read-only descriptor of the file, with no
+ *	lock of its own: the one to hand to the kernel, which keeps it
+ *	(a descriptor of the handle would keep the handle's lock with it).
+ * Return: the descriptor, or -errno.
+ */
+int sf_reopen_readonly(const struct sf_file *f);
 
 /**
  * sf_close() - release the lock and free the handle.  Does NOT unpin: the
