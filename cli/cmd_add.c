@@ -15,19 +15,22 @@ static const char add_help[] =
 	"Usage:\n"
 	" blksnap-storage add [options] FILE SIZE\n"
 	"\n"
-	"Create FILE, or grow it, by SIZE bytes (e.g. 4G) and give the new\n"
-	"space to the snapshot as difference storage.  FILE must be on ext2/3/4\n"
-	"or xfs; an existing FILE must be empty or already this snapshot's\n"
-	"storage.  FILE stays pinned (immutable) until 'destroy'.\n"
+	"Give the snapshot SIZE bytes (e.g. 4G) more difference storage at\n"
+	"FILE, on ext2/3/4 or xfs.  The first storage at FILE is FILE itself;\n"
+	"each later growth is an unnamed file in the same directory (a file\n"
+	"the kernel holds cannot grow).  The kernel holds them all until\n"
+	"'destroy': nobody can delete, move, write or unmount them.  An\n"
+	"existing FILE must be empty or already this snapshot's storage; one\n"
+	"that blksnap-storage made and no snapshot holds any more is removed.\n"
 	"\n"
 	"If FILE is on a device of the snapshot and the snapshot is taken, only\n"
 	"the new sectors that were free at take time are given (the rest is\n"
 	"reported as withheld): the image still shows the old content of\n"
 	"blocks freed since.\n"
 	"\n"
-	"If the kernel refuses the space, the growth is undone and a FILE this\n"
-	"command created is removed.  A growth past the file size limit\n"
-	"(ulimit -f) is refused before FILE is touched.\n"
+	"If the kernel refuses the space, the growth is freed and FILE is not\n"
+	"made.  A growth past the file size limit (ulimit -f) is refused\n"
+	"before anything is allocated.\n"
 	"\n"
 	"Options:\n"
 	" -s, --snapshot ID  the snapshot (may be left out if only one exists)\n"
@@ -99,10 +102,11 @@ int cmd_add(int argc, char **argv)
 		if (!ret)
 			print_growth(&s, &g);
 		if (!ret && !g.given_sectors) {
-			/* The space stays in FILE so a retry gets other blocks. */
+			/* The kernel holds them unused: a retry gets others. */
 			snprintf(why, sizeof(why), "none of the new sectors was "
-				 "free when the snapshot was taken; they stay "
-				 "in the file, unused: add again for more");
+				 "free when the snapshot was taken; the snapshot "
+				 "holds them unused, so that the next growth "
+				 "gets other blocks: add again for more");
 			ret = -ENOSPC;
 		}
 		storage_close(&s);

@@ -150,57 +150,51 @@ static const char destroy_help[] =
 	"Usage:\n"
 	" blksnap-storage destroy [options] ID\n"
 	"\n"
-	"Destroy the snapshot, then unpin the storage files 'add', 'watch' or\n"
-	"'snapshot' gave it and forget them.  The files themselves are left:\n"
-	"delete them when you no longer need them.\n"
+	"Destroy the snapshot: it returns once the kernel has finished with\n"
+	"the storage files 'add', 'watch' or 'snapshot' gave it and let them\n"
+	"go; then forget them.  Files of later growths had no name and are\n"
+	"gone; the named files are left: delete them when you no longer need\n"
+	"them (the next 'add' of the same path removes them too).\n"
 	"\n"
 	"Options:\n"
 	" -h, --help  display this help\n";
 
-/* Unpin and forget the snapshot's files; says which ones remain. */
+/* Forget the snapshot's files; says which ones remain. */
 static int release_files(const struct blk_snap_uuid *id)
 {
 	struct state_file *files;
 	char why[WHY_LEN];
-	bool missing = false;
+	bool immutable;
 	size_t count;
 	int ret = state_files(id, &files, &count), status = EXIT_OK;
 
 	if (ret)
 		return state_report(ret);
 	for (size_t i = 0; i < count; i++) {
-		ret = storage_release_path(&files[i], why);
-		if (ret == -ENOENT || ret == -ESTALE) {
-			/*
-			 * Nothing of ours to unpin here, and another destroy
-			 * would not find it either: forget it, but say where
-			 * the file, still immutable if it was moved, can be
-			 * found (issue 13 item 6: this said "unpinned";
-			 * review S1: another file at the name kept the
-			 * record for ever).
-			 */
-			report(files[i].path, "%s; record forgotten; if it was "
-			       "moved it is still immutable: 'find MOUNTPOINT "
-			       "-xdev -inum %llu' on device %u:%u finds it, "
-			       "'chattr -i' frees it",
+		ret = storage_release_path(&files[i], &immutable, why);
+		/* The kernel let it go; say where it may be, to delete it. */
+		if (ret)
+			report(files[i].path, "%s; record forgotten; if its "
+			       "directory was moved, 'find MOUNTPOINT -xdev "
+			       "-inum %llu' on device %u:%u may find it",
 			       ret == -ENOENT ? "not found at its recorded path"
 					      : why,
 			       (unsigned long long)files[i].ino,
 			       major(files[i].dev), minor(files[i].dev));
-			missing = true;
-		} else if (ret) {
-			report(files[i].path, "cannot unpin: %s", why);
-			status = EXIT_RUNTIME;
-		} else {
-			printf("%s: unpinned, not deleted (remove it when no "
+		else if (immutable)	/* the snapshot is gone: safe now */
+			printf("%s: released, still immutable (pinned by an "
+			       "older blksnap-storage): 'chattr -i' it, then "
+			       "remove it when no longer needed\n",
+			       files[i].path);
+		else
+			printf("%s: released, not deleted (remove it when no "
 			       "longer needed)\n", files[i].path);
-		}
 	}
 	state_free_files(files, count);
-	/* Keep the record of files still pinned: 'destroy' again retries. */
-	if (status == EXIT_OK && (ret = state_forget(id)))
+	ret = state_forget(id);
+	if (ret)
 		status = state_report(ret);
-	return missing && status == EXIT_OK ? EXIT_RUNTIME : status;
+	return status;
 }
 
 int cmd_destroy(int argc, char **argv)
@@ -361,7 +355,7 @@ static const char list_help[] =
 	"List the snapshots, one per line, tab-separated:\n"
 	"  ID  taken|created|gone  storage files (comma-separated, or -)\n"
 	"'gone': the kernel no longer knows the snapshot (the module was\n"
-	"reloaded), but its files are still pinned: 'destroy ID' frees them.\n"
+	"reloaded), but its files are still recorded: 'destroy ID' forgets them.\n"
 	"Backslash, tab, comma and control characters in a path are written\n"
 	"as \\\\, \\t and \\xNN.\n"
 	"\n"
@@ -479,7 +473,7 @@ int cmd_list(int argc, char **argv)
 		ok &= list_one(json ? &j : NULL, ctl, &ids[i]);
 	/*
 	 * Records of snapshots the kernel no longer knows (the module was
-	 * reloaded): their files are still pinned until 'destroy ID'.
+	 * reloaded): their files stay recorded until 'destroy ID'.
 	 */
 	ret = state_ids(&recorded, &nrecorded);
 	if (ret) {

@@ -29,8 +29,8 @@ static const char snapshot_help[] =
 	"Create a snapshot of the DEVICEs, give it FILE grown by SIZE as\n"
 	"storage, take it, and run COMMAND while growing FILE as 'watch' does\n"
 	"(growth is logged on stderr, so COMMAND's stdout stays clean).  Then\n"
-	"destroy the snapshot, unpin FILE and, if this command created it,\n"
-	"delete it.  COMMAND's environment has:\n"
+	"destroy the snapshot (which lets go of FILE) and, if this command\n"
+	"created FILE, delete it.  COMMAND's environment has:\n"
 	"  BLKSNAP_ID         the snapshot ID\n"
 	"  BLKSNAP_IMAGES     the image paths, space-separated, in DEVICE order\n"
 	"  BLKSNAP_IMAGE_<n>  the image of the n-th DEVICE (from 0)\n"
@@ -293,7 +293,7 @@ static int prepare(struct run *r, dev_t *devs)
 	return export_images(r, devs) ? EXIT_RUNTIME : -1;
 }
 
-/* Destroy, stop the watcher, unpin; the file goes if we made it. */
+/* Destroy, stop the watcher, forget; the file goes if we made it. */
 static int teardown(struct run *r)
 {
 	char why[WHY_LEN];
@@ -309,7 +309,7 @@ static int teardown(struct run *r)
 	}
 	if (r->storage_open && r->s.appended && status == EXIT_OK) {
 		if (storage_release(&r->s, why)) {
-			report(r->s.path, "cannot unpin: %s", why);
+			report(r->s.path, "cannot forget it: %s", why);
 			status = EXIT_RUNTIME;
 		} else if (r->s.created && !r->keep &&
 			   (ret = storage_remove(&r->s))) {

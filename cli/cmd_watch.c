@@ -15,9 +15,10 @@ static const char watch_help[] =
 	" blksnap-storage watch [options] FILE\n"
 	"\n"
 	"Wait for the snapshot's events (in the kernel: it reacts at once).\n"
-	"On low free space, grow FILE by the amount the kernel requests or by\n"
-	"--step, whichever is larger, and give the growth to the snapshot.\n"
-	"FILE is created if missing.  Growth never passes --limit, nor leaves\n"
+	"On low free space, grow the storage at FILE by the amount the kernel\n"
+	"requests or by --step, whichever is larger: each growth is a new\n"
+	"unnamed file next to FILE, given to the snapshot (FILE itself is made\n"
+	"by the first growth if missing).  Growth never passes --limit, nor leaves\n"
 	"the filesystem less than min(5%, 256 MiB) free; reaching either is\n"
 	"said once on stderr and watching goes on.  Every growth is logged on\n"
 	"stdout.  Ends when the snapshot is destroyed or on SIGINT, SIGTERM,\n"
@@ -30,7 +31,8 @@ static const char watch_help[] =
 	"Options:\n"
 	" -s, --snapshot ID  the snapshot (may be left out if only one exists)\n"
 	"     --step SIZE    grow by at least SIZE (default: what is requested)\n"
-	"     --limit SIZE   never make FILE larger than SIZE (default: none)\n"
+	"     --limit SIZE   never let the storage at FILE pass SIZE (default:\n"
+	"                    none)\n"
 	"     --json         one JSON object per event line\n"
 	" -h, --help         display this help\n";
 
@@ -146,7 +148,7 @@ int cmd_watch(int argc, char **argv)
 	}
 	catch_stop_signals();
 	ret = watch_loop(&s, &o);
-	storage_close(&s);	/* stays pinned: the kernel may still use it */
+	storage_close(&s);	/* the kernel holds what it was given */
 	close(ctl);
 	return ret;
 }

@@ -23,7 +23,7 @@ static const struct command commands[] = {
 	{ "watch",    cmd_watch,    "grow the storage when the snapshot runs low" },
 	{ "images",   cmd_images,   "original device to snapshot image" },
 	{ "list",     cmd_list,     "list snapshots and their storage files" },
-	{ "destroy",  cmd_destroy,  "destroy a snapshot, unpin its storage files" },
+	{ "destroy",  cmd_destroy,  "destroy a snapshot, let go of its storage files" },
 	{ "snapshot", cmd_snapshot, "a whole backup run around one command" },
 	{ "cbt",      cmd_cbt,      "change block tracking: info, read, mark-dirty" },
 	{ "ranges",   cmd_ranges,   "sector ranges a file would give the kernel" },
@@ -116,8 +116,8 @@ int main(int argc, char **argv)
 	signals_save_inherited();
 	/*
 	 * A write past the file size limit (ulimit -f) fails with EFBIG
-	 * instead of ending the process halfway through a growth, its file
-	 * unpinned; storagefile refuses such a growth beforehand anyway.
+	 * instead of ending the process halfway through a growth;
+	 * storagefile refuses such a growth beforehand anyway.
 	 */
 	sigaction(SIGXFSZ, &(struct sigaction){ .sa_handler = SIG_IGN }, NULL);
 	return c->run(argc - 1, argv + 1);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * blksnap-storage runs as root and its storage files receive raw copies of
- * any block of the snapshotted device, so it must never adopt, pin, unpin
+ * any block of the snapshotted device, so it must never adopt, hand over
  * or delete a file another user controls (issue 13).  The rules, as
  * openssh's StrictModes and logrotate apply them:
  *

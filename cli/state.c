@@ -23,7 +23,9 @@
 #include "storage.h"
 
 #define FILES_NAME "files"
-#define GROWTH_PREFIX "growth-"
+#define UNNAMED_PREFIX "unnamed-"
+/* What blksnap-storage before the kernel held its files recorded there. */
+#define OLD_GROWTH_PREFIX "growth-"
 
 /* Why the last call failed, when more can be said than strerror(). */
 static char last_why[WHY_LEN];
@@ -56,7 +58,7 @@ int state_report(int ret)
 }
 
 /*
- * The state directory decides what destroy unpins: it must be a real
+ * The state directory decides what commands act on: it must be a real
  * directory (no symbolic link anywhere on its path) that only root, or
  * we, can change, like every directory above it.  -ENOENT if it does
  * not exist (then nothing is recorded).
@@ -295,16 +297,16 @@ static int read_records(const char *file, struct state_file **out,
 		/*
 		 * A bare path is what versions before the records named
 		 * device and inode wrote: its file cannot be checked, so it
-		 * is not unpinned, but the line says how to finish by hand.
+		 * is not acted on, but the line says how to finish by hand.
 		 */
 		if (line[0] == '/') {
 			ret = say(-EINVAL, "%s: line %zu is a record of an older "
 				  "blksnap-storage (a path without device and "
 				  "inode, which cannot be checked): remove this "
 				  "record, destroy the snapshot ('blksnap-storage "
-				  "destroy' then leaves that file pinned), and only "
-				  "then, if %s is yours and no snapshot uses it, "
-				  "unpin it ('chattr -i')", file, lineno, line);
+				  "destroy' then leaves that file immutable), and "
+				  "only then, if %s is yours and no snapshot uses "
+				  "it, unpin it ('chattr -i')", file, lineno, line);
 			break;
 		}
 		if (!parse_record(line, &v[n])) {
@@ -362,12 +364,14 @@ static int write_records(const char *dir, const struct state_file *v,
 	return ret;
 }
 
-static bool listed(const struct state_file *v, size_t count, const char *path)
+/* The index of @path's record in @v, or -1. */
+static ssize_t find_path(const struct state_file *v, size_t count,
+			 const char *path)
 {
 	for (size_t i = 0; i < count; i++)
 		if (!strcmp(v[i].path, path))
-			return true;
-	return false;
+			return (ssize_t)i;
+	return -1;
 }
 
 /* Read-modify-write of a snapshot's list under its lock. */
@@ -377,6 +381,7 @@ static int update(const struct blk_snap_uuid *id, const struct state_file *r,
 	char dir[PATH_MAX], file[PATH_MAX + 16];
 	struct state_file *v;
 	size_t count;
+	ssize_t at;
 	int lock, ret;
 
 	snapshot_dir(id, dir, sizeof(dir));
@@ -385,7 +390,14 @@ static int update(const struct blk_snap_uuid *id, const struct state_file *r,
 		return !add && lock == -ENOENT ? 0 : lock;
 	snprintf(file, sizeof(file), "%s/%s", dir, FILES_NAME);
 	ret = read_records(file, &v, &count);
-	if (!ret && listed(v, count, r->path) != add) {
+	at = ret ? -1 : find_path(v, count, r->path);
+	/* Another file at the same path now (its directory was renamed). */
+	if (!ret && add && at >= 0 &&
+	    (v[at].dev != r->dev || v[at].ino != r->ino)) {
+		v[at].dev = r->dev;
+		v[at].ino = r->ino;
+		ret = write_records(dir, v, count, NULL);
+	} else if (!ret && (at >= 0) != add) {
 		if (add) {
 			struct state_file *grown = realloc(v, (count + 1) *
 							   sizeof(*v));
@@ -450,16 +462,16 @@ void state_free_files(struct state_file *files, size_t count)
 	free(files);
 }
 
-/* "<dir>/growth-MAJOR:MINOR-INODE": one record per storage file. */
-static void growth_file(const char *dir, dev_t dev, ino_t ino, char *buf,
+/* "<dir>/unnamed-MAJOR:MINOR-INODE": one record per named storage file. */
+static void unnamed_file(const char *dir, dev_t dev, ino_t ino, char *buf,
 			size_t len)
 {
-	snprintf(buf, len, "%s/%s%u:%u-%llu", dir, GROWTH_PREFIX, major(dev),
+	snprintf(buf, len, "%s/%s%u:%u-%llu", dir, UNNAMED_PREFIX, major(dev),
 		 minor(dev), (unsigned long long)ino);
 }
 
-int state_growth_begin(const struct blk_snap_uuid *id, dev_t dev, ino_t ino,
-		       uint64_t old_size)
+int state_unnamed_set(const struct blk_snap_uuid *id, dev_t dev, ino_t ino,
+		      uint64_t bytes)
 {
 	char dir[PATH_MAX], file[PATH_MAX + 64], tmp[PATH_MAX + 80], line[32];
 	int lock, fd, len, ret = 0;
@@ -469,10 +481,10 @@ int state_growth_begin(const struct blk_snap_uuid *id, dev_t dev, ino_t ino,
 	lock = lock_dir(dir, true);
 	if (lock < 0)
 		return lock;
-	growth_file(dir, dev, ino, file, sizeof(file));
+	unnamed_file(dir, dev, ino, file, sizeof(file));
 	snprintf(tmp, sizeof(tmp), "%s.tmp", file);
 	len = snprintf(line, sizeof(line), "%llu\n",
-		       (unsigned long long)old_size);
+		       (unsigned long long)bytes);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 		  0600);
 	if (fd < 0) {
@@ -497,24 +509,8 @@ int state_growth_begin(const struct blk_snap_uuid *id, dev_t dev, ino_t ino,
 	return ret;
 }
 
-int state_growth_end(const struct blk_snap_uuid *id, dev_t dev, ino_t ino)
-{
-	char dir[PATH_MAX], file[PATH_MAX + 64];
-	int lock, ret;
-
-	*last_why = '\0';
-	snapshot_dir(id, dir, sizeof(dir));
-	lock = lock_dir(dir, false);
-	if (lock < 0)
-		return lock == -ENOENT ? 0 : lock;
-	growth_file(dir, dev, ino, file, sizeof(file));
-	ret = unlink(file) < 0 && errno != ENOENT ? -errno : 0;
-	close(lock);
-	return ret;
-}
-
-int state_growth_pending(const struct blk_snap_uuid *id, dev_t dev,
-			 ino_t ino, uint64_t *old_size)
+int state_unnamed_get(const struct blk_snap_uuid *id, dev_t dev, ino_t ino,
+		      uint64_t *bytes)
 {
 	char dir[PATH_MAX], file[PATH_MAX + 64], line[32];
 	const char *p = line;
@@ -529,7 +525,7 @@ int state_growth_pending(const struct blk_snap_uuid *id, dev_t dev,
 	ret = check_snapshot_dir(dir);
 	if (ret)
 		return ret;
-	growth_file(dir, dev, ino, file, sizeof(file));
+	unnamed_file(dir, dev, ino, file, sizeof(file));
 	fd = open_record(file);
 	if (fd < 0)
 		return fd;
@@ -539,15 +535,16 @@ int state_growth_pending(const struct blk_snap_uuid *id, dev_t dev,
 	if (ret)
 		return ret;
 	line[len] = '\0';
-	if (!parse_u64_field(&p, '\n', old_size) || *p)
-		return say(-EINVAL, "%s: malformed (expected the storage "
-			   "file's size before a growth, in bytes): remove it; "
-			   "the space of that growth then stays unused", file);
+	if (!parse_u64_field(&p, '\n', bytes) || *p)
+		return say(-EINVAL, "%s: malformed (expected the bytes of "
+			   "storage given in unnamed files): remove it; only "
+			   "the sizes blksnap-storage reports depend on it",
+			   file);
 	return 0;
 }
 
-/* Remove the growth records in @dir (under its lock). */
-static int forget_growths(const char *dir)
+/* Remove the unnamed-storage records in @dir (under its lock). */
+static int forget_unnamed(const char *dir)
 {
 	struct dirent *e;
 	int ret = 0;
@@ -556,7 +553,10 @@ static int forget_growths(const char *dir)
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
 	while ((e = readdir(d)))
-		if (!strncmp(e->d_name, GROWTH_PREFIX, strlen(GROWTH_PREFIX)) &&
+		if ((!strncmp(e->d_name, UNNAMED_PREFIX,
+			      strlen(UNNAMED_PREFIX)) ||
+		     !strncmp(e->d_name, OLD_GROWTH_PREFIX,
+			      strlen(OLD_GROWTH_PREFIX))) &&
 		    unlinkat(dirfd(d), e->d_name, 0) < 0 && errno != ENOENT)
 			ret = -errno;
 	closedir(d);
@@ -580,15 +580,15 @@ int state_forget(const struct blk_snap_uuid *id)
 	snprintf(file, sizeof(file), "%s/%s.tmp", dir, FILES_NAME);
 	unlink(file);
 	if (!ret)
-		ret = forget_growths(dir);
+		ret = forget_unnamed(dir);
 	if (!ret && rmdir(dir) < 0 && errno != ENOENT)
 		ret = -errno;
 	close(lock);
 	return ret;
 }
 
-/* True when @dir holds a growth record, or may: it cannot be read. */
-static bool has_growths(const char *dir)
+/* True when @dir holds an unnamed-storage record, or may: unreadable. */
+static bool has_unnamed(const char *dir)
 {
 	struct dirent *e;
 	bool found = false;
@@ -597,8 +597,8 @@ static bool has_growths(const char *dir)
 	if (!d)
 		return true;
 	while (!found && (e = readdir(d)))
-		found = !strncmp(e->d_name, GROWTH_PREFIX,
-				 strlen(GROWTH_PREFIX));
+		found = !strncmp(e->d_name, UNNAMED_PREFIX,
+				 strlen(UNNAMED_PREFIX));
 	closedir(d);
 	return found;
 }
@@ -621,7 +621,7 @@ int state_drop_if_unused(const struct blk_snap_uuid *id)
 	ret = read_records(file, &v, &count);
 	if (!ret) {
 		state_free_files(v, count);
-		if (!count && !has_growths(dir)) {
+		if (!count && !has_unnamed(dir)) {
 			unlink(file);
 			snprintf(file, sizeof(file), "%s/%s.tmp", dir,
 				 FILES_NAME);
@@ -674,7 +674,7 @@ int state_ids(struct blk_snap_uuid **ids, size_t *count)
 	return 0;
 }
 
-int state_owner(const char *abs_path, struct blk_snap_uuid *owner,
+int state_owner(dev_t dev, ino_t ino, struct blk_snap_uuid *owner,
 		struct state_file *rec)
 {
 	struct dirent *e;
@@ -702,7 +702,7 @@ int state_owner(const char *abs_path, struct blk_snap_uuid *owner,
 			break;
 		}
 		for (size_t i = 0; i < count; i++) {
-			if (strcmp(v[i].path, abs_path))
+			if (v[i].dev != dev || v[i].ino != ino)
 				continue;
 			*owner = id;
 			rec->dev = v[i].dev;

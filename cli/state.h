@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Which storage files belong to which snapshot, so that `destroy` can unpin
- * them later from another process.
+ * Which storage files belong to which snapshot, so that `list` and
+ * `destroy` can name them later from another process.
  *
  * Layout: $BLKSNAP_STATE_DIR (default /run/blksnap) / <uuid> / files, one
  * line per file: "MAJOR:MINOR INODE /ABSOLUTE/PATH", the identity the file
@@ -56,35 +56,30 @@ const char *state_strerror(int ret);
 int state_forget(const struct blk_snap_uuid *id);
 
 /*
- * Remove a snapshot's directory when it records nothing: no file and no
- * growth.  A growth that failed calls it, because its own record may have
- * made the directory again after 'destroy' forgot it (0 if nothing was
- * there).
+ * Remove a snapshot's directory when it records nothing.  A growth that
+ * failed calls it, because a record may have made the directory again
+ * after 'destroy' forgot it (0 if nothing was there).
  */
 int state_drop_if_unused(const struct blk_snap_uuid *id);
 
 /*
- * A growth of a storage file in progress: "<uuid>/growth-MAJOR:MINOR-INODE"
- * holds the file's size before it.  Begun before the file is unpinned to
- * grow, ended before any of the growth is appended to the snapshot (or
- * once it is undone): while it exists, nothing of the file beyond that
- * size is the kernel's, so a process killed in between leaves a growth
- * that the next one to open the file can undo (storage_open()).  A spare
- * made ahead keeps its record until it is given.
+ * Storage given in unnamed files (each growth after the first is one, see
+ * storage.h), counted per named file: "<uuid>/unnamed-MAJOR:MINOR-INODE"
+ * holds their bytes, for the sizes the commands report.  Written after
+ * each growth the kernel took; nothing depends on it for safety.
  */
-int state_growth_begin(const struct blk_snap_uuid *id, dev_t dev, ino_t ino,
-		       uint64_t old_size);
-/* 0 also when there was none. */
-int state_growth_end(const struct blk_snap_uuid *id, dev_t dev, ino_t ino);
-/* 0 with *@old_size, -ENOENT if none, or -errno (state_strerror()). */
-int state_growth_pending(const struct blk_snap_uuid *id, dev_t dev,
-			 ino_t ino, uint64_t *old_size);
+int state_unnamed_set(const struct blk_snap_uuid *id, dev_t dev, ino_t ino,
+		      uint64_t bytes);
+/* 0 with *@bytes, -ENOENT if none, or -errno (state_strerror()). */
+int state_unnamed_get(const struct blk_snap_uuid *id, dev_t dev, ino_t ino,
+		      uint64_t *bytes);
 
 /*
- * The snapshot a file is recorded for, and its record's identity in @rec
- * (path NULL): 0, -ENOENT if none, or another -errno (state_strerror()).
+ * The snapshot the file @dev:@ino is recorded for, whatever path led to
+ * it (a bind mount, another namespace), and its record in @rec (path
+ * NULL): 0, -ENOENT if none, or another -errno (state_strerror()).
  */
-int state_owner(const char *abs_path, struct blk_snap_uuid *owner,
+int state_owner(dev_t dev, ino_t ino, struct blk_snap_uuid *owner,
 		struct state_file *rec);
 
 /*

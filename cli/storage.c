@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-/* A snapshot's storage file: open, grow + append, release (storage.h). */
+/* A snapshot's storage at one path: open, grow + hand to the kernel (storage.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <linux/fs.h>
 
 #include "blksnap_ctl.h"
@@ -23,9 +25,6 @@
 #include "state.h"
 #include "storage.h"
 #include "take_filter.h"
-
-#define RELEASE_RETRIES		50
-#define RELEASE_RETRY_NS	100000000L	/* 0.1 s */
 
 static int say(char *why, int ret, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -155,67 +154,10 @@ static bool snapshot_gone(int ctl, const struct blk_snap_uuid *id)
 }
 
 /* Refuse files that belong elsewhere or hold data we must not overwrite. */
-static int check_ownership(struct storage *s, struct state_file *rec,
-			   char *why)
-{
-	char text[BSC_UUID_LEN + 1];
-	struct blk_snap_uuid owner;
-	struct stat st;
-	bool exists;
-	int ret;
 
-	ret = state_owner(s->path, &owner, rec);
-	if (ret && ret != -ENOENT)
-		return say(why, ret, "%s", state_strerror(ret));
-	if (!ret) {
-		if (memcmp(&owner, &s->id, sizeof(owner))) {
-			bsc_uuid_format(&owner, text);
-			if (snapshot_gone(s->ctl, &owner))
-				return say(why, -EBUSY, "still recorded as storage "
-					   "of snapshot %s, which no longer exists: "
-					   "'blksnap-storage destroy %s' releases it",
-					   text, text);
-			return say(why, -EBUSY, "already storage of snapshot %s",
-				   text);
-		}
-		s->recorded = true;
-	}
-	return check_existing(s->dirfd, s->base, &exists, &st, why);
-}
-
-/*
- * Data in a file nobody recorded is not ours to hand out.  Checked once
- * we hold the file's lock: a file another add is growing right now is
- * reported busy by sf_openat(), not as a leftover (issue 13 item 11).
- */
-static int check_unrecorded(struct storage *s, const struct stat *st,
-			    char *why)
+static int explain_sf_error(const struct sf_file *f, int ret, char *why)
 {
-	if (s->recorded || s->created || st->st_size == 0)
-		return 0;
-	/*
-	 * Not ours, but maybe a live snapshot's, given through another state
-	 * directory or mount namespace: freeing it would hand the blocks the
-	 * kernel writes into to other files. This snapshot exists, so the
-	 * kernel is never free of snapshots here: no unconditional advice.
-	 */
-	if (sf_is_pinned(s->f) > 0)
-		return say(why, -EEXIST, "exists, immutable, and is not "
-			   "storage of this snapshot recorded here: it may be "
-			   "a live snapshot's storage, given through another "
-			   "state directory or mount namespace, so choose "
-			   "another path (a file left pinned by a crash or "
-			   "reboot is freed with 'chattr -i' once no snapshot "
-			   "exists)");
-	return say(why, -EEXIST, "exists and is not storage of this "
-		   "snapshot recorded here: choose another path (left from an "
-		   "earlier snapshot? delete it if it is yours and no "
-		   "snapshot uses it)");
-}
-
-static int explain_sf_error(struct storage *s, int ret, char *why)
-{
-	uint32_t flag = s->f ? sf_refused_flag(s->f) : 0;
+	uint32_t flag = f ? sf_refused_flag(f) : 0;
 
 	switch (ret) {
 	case -EBUSY:
@@ -225,9 +167,6 @@ static int explain_sf_error(struct storage *s, int ret, char *why)
 	case -ENODEV:
 		return say(why, ret, "its device is not a block device known "
 			   "to /sys/dev/block");
-	case -EPERM:
-		return say(why, ret, "cannot change the immutable flag "
-			   "(needs CAP_LINUX_IMMUTABLE)");
 	case -ENOSPC:
 		return say(why, ret, "no space left on the filesystem");
 	case -EFBIG:
@@ -253,166 +192,349 @@ static int explain_sf_error(struct storage *s, int ret, char *why)
 	return say_errno(why, ret);
 }
 
-/* Make the file @size bytes again, through our own descriptor's inode. */
-static int truncate_to(const struct storage *s, uint64_t size)
-{
-	char proc[64];
-	int fd, ret = 0;
-	struct stat st;
+/*
+ * Every storage file carries this mark from before it holds any space:
+ * only root (CAP_SYS_ADMIN) can set a trusted.* attribute, so a file that
+ * has it was made by blksnap-storage, whatever state directory or mount
+ * namespace it was made through. The boot it was made in says whether a
+ * reboot came between.
+ */
+#define STORAGE_MARK		"trusted.blksnap-storage"
+#define BOOT_ID_FILE		"/proc/sys/kernel/random/boot_id"
+#define BOOT_ID_LEN		36
 
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", sf_fd(s->f));
-	fd = open(proc, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		fd = openat(s->dirfd, s->base, O_WRONLY | O_CLOEXEC |
-			    O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || st.st_ino != s->ino ||
-	    st.st_dev != s->file_dev) {
-		close(fd);
-		return -ESTALE;
+struct mark {
+	char boot[BOOT_ID_LEN + 1];
+	char snapshot[BSC_UUID_LEN + 1];
+};
+
+static void this_boot(char *boot)
+{
+	FILE *f = fopen(BOOT_ID_FILE, "re");
+
+	strcpy(boot, "unknown");
+	if (f) {
+		if (!fgets(boot, BOOT_ID_LEN + 1, f) ||
+		    strlen(boot) != BOOT_ID_LEN)
+			strcpy(boot, "unknown");
+		fclose(f);
 	}
-	if (ftruncate(fd, (off_t)size) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
 }
 
-/* The growth's record goes before any of it is appended (state.h). */
-static int end_growth(struct storage *s, char *why)
+static int set_mark(const struct storage *s, const struct sf_file *f,
+		    char *why)
 {
-	int ret = state_growth_end(&s->id, s->file_dev, s->ino);
+	char value[BOOT_ID_LEN + BSC_UUID_LEN + 32], boot[BOOT_ID_LEN + 1];
+	char uuid[BSC_UUID_LEN + 1];
+	int n;
+
+	this_boot(boot);
+	bsc_uuid_format(&s->id, uuid);
+	n = snprintf(value, sizeof(value), "boot=%s snapshot=%s", boot, uuid);
+	if (fsetxattr(sf_fd(f), STORAGE_MARK, value, (size_t)n, XATTR_CREATE))
+		return say(why, -errno, "cannot mark the new storage file as "
+			   "blksnap-storage's (%s): %s", STORAGE_MARK,
+			   strerror(errno));
+	return 0;
+}
+
+/* 1 with @m filled, 0 for a file without the mark, or -errno. */
+static int get_mark(int fd, struct mark *m)
+{
+	char value[BOOT_ID_LEN + BSC_UUID_LEN + 32];
+	ssize_t n = fgetxattr(fd, STORAGE_MARK, value, sizeof(value) - 1);
+
+	if (n < 0)
+		return errno == ENODATA || errno == ENOTSUP ? 0 : -errno;
+	value[n] = '\0';
+	memset(m, 0, sizeof(*m));
+	if (sscanf(value, "boot=%36s snapshot=%36s", m->boot,
+		   m->snapshot) != 2)
+		strcpy(m->snapshot, "(unreadable mark)");
+	return 1;
+}
+
+/*
+ * Does the kernel hold the file (APPEND_FILE)? It then denies every open
+ * for writing with ETXTBSY; so does a program being run, which a file of
+ * mode 0600 is not. 1, 0 or -errno: -EPERM for an immutable file, which
+ * hides the answer (root can make a held file immutable).
+ */
+static int held_by_kernel(const struct sf_file *f)
+{
+	char proc[64];
+	int fd;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", sf_fd(f));
+	fd = open(proc, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	return errno == ETXTBSY ? 1 : -errno;
+}
+
+/* Delete the name only while it still leads to the file @f. */
+static int unlink_if_same(int dirfd, const char *base, const struct sf_file *f)
+{
+	struct stat a, b;
+
+	if (fstat(sf_fd(f), &a) < 0 ||
+	    fstatat(dirfd, base, &b, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (a.st_ino != b.st_ino || a.st_dev != b.st_dev)
+		return -ESTALE;
+	return unlinkat(dirfd, base, 0) < 0 ? -errno : 0;
+}
+
+/*
+ * A file of ours that no snapshot holds (left by a crash, a reboot, a
+ * killed command or a destroy): its blocks are nobody's, it goes, with
+ * one line. Called with its lock held: no other blksnap-storage is
+ * between giving it to the kernel and naming it.
+ */
+static int remove_leftover(struct storage *s, struct sf_file *f,
+			   const struct mark *m, char *why)
+{
+	char boot[BOOT_ID_LEN + 1];
+	int ret = unlink_if_same(s->dirfd, s->base, f);
 
 	if (ret)
-		return say(why, ret, "cannot update the growth's record in "
-			   "%s: %s", state_dir(), state_strerror(ret));
+		return say(why, ret, "blksnap storage that no snapshot holds "
+			   "any more (of snapshot %s), and it cannot be "
+			   "removed: %s", m->snapshot, strerror(-ret));
+	this_boot(boot);
+	report(s->path, "removed: storage of snapshot %s that no snapshot "
+	       "holds any more (%s)", m->snapshot,
+	       strcmp(boot, m->boot) ? "made before a reboot" :
+	       "its snapshot was destroyed");
 	return 0;
 }
 
 /*
- * A blksnap-storage killed while it grew the file (SIGKILL, a crash)
- * leaves the growth unused in the file, and the file maybe mutable.
- * None of it reached the kernel (state.h): give it back to the
- * filesystem and pin the file again, before anything else is done.
+ * Test seam for the signal and failure tests (docs/tests.md):
+ * BLKSNAP_STORAGE_FAULT=STEP:ACTION makes the first growth step named STEP
+ * of this process raise the signal ACTION (KILL, HUP, PIPE, XFSZ, QUIT,
+ * TERM, INT) or, for ACTION "fail" at a step before the kernel got the
+ * file (created, marked, allocated, checked, give), fail with EIO. The
+ * steps, in order: created, marked, allocated, checked, give, given,
+ * named, recorded.  Only root's environment reaches a root tool.
  */
-static int repair_interrupted_growth(struct storage *s, uint64_t size,
-				     char *why)
+static int fault_point(const char *step, char *why)
 {
-	uint64_t old_size;
-	bool pending = true;
-	int ret, pinned;
+	static const struct { const char *name; int sig; } sigs[] = {
+		{ "KILL", SIGKILL }, { "HUP", SIGHUP }, { "PIPE", SIGPIPE },
+		{ "XFSZ", SIGXFSZ }, { "QUIT", SIGQUIT }, { "TERM", SIGTERM },
+		{ "INT", SIGINT },
+	};
+	static bool fired;
+	const char *spec = getenv("BLKSNAP_STORAGE_FAULT"), *action;
+	size_t n = strlen(step);
 
-	ret = state_growth_pending(&s->id, s->file_dev, s->ino, &old_size);
-	if (ret == -ENOENT)
-		pending = false;
-	else if (ret)
-		return say(why, ret, "cannot tell whether a growth of it was "
-			   "interrupted: %s", state_strerror(ret));
-	if (pending && old_size < size) {
-		ret = sf_unpin(s->f);
-		if (!ret)
-			ret = truncate_to(s, old_size);
-		if (ret) {
-			sf_pin(s->f);
-			return say(why, ret, "cannot undo an interrupted growth "
-				   "(from %" PRIu64 " to %" PRIu64 " bytes): "
-				   "%s", old_size, size, strerror(-ret));
+	if (fired || !spec || strncmp(spec, step, n) || spec[n] != ':')
+		return 0;
+	fired = true;
+	action = spec + n + 1;
+	if (!strcmp(action, "fail"))
+		return say(why, -EIO, "failed at step '%s' "
+			   "(BLKSNAP_STORAGE_FAULT)", step);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (!strcmp(action, sigs[i].name))
+			raise(sigs[i].sig);
+	return 0;
+}
+
+/* The storage this path holds, as far as the records tell. */
+static uint64_t storage_bytes(const struct storage *s)
+{
+	return s->named_bytes + s->unnamed_bytes + s->spare_bytes;
+}
+
+/*
+ * A file at the path already: storage of this snapshot the kernel holds
+ * (growths then go to unnamed files), an empty file (replaced by the
+ * first growth), or a leftover of ours (removed); anything else is
+ * refused, with no advice to free what a live snapshot may hold.
+ */
+static int examine_existing(struct storage *s, struct sf_file *f,
+			    const struct stat *st, char *why)
+{
+	char text[BSC_UUID_LEN + 1];
+	struct state_file rec = { 0 };
+	struct blk_snap_uuid owner;
+	struct mark m;
+	int ret, held, marked;
+
+	held = held_by_kernel(f);
+	if (held == -EPERM)
+		return say(why, -EEXIST, "is immutable, so whether a snapshot "
+			   "holds it cannot be told: choose another path (a "
+			   "file an older blksnap-storage left pinned is freed "
+			   "with 'chattr -i' once no snapshot exists)");
+	marked = held < 0 ? held : get_mark(sf_fd(f), &m);
+	if (marked < 0)
+		return say(why, marked, "cannot tell whether a snapshot holds "
+			   "it: %s", strerror(-marked));
+	ret = state_owner(st->st_dev, st->st_ino, &owner, &rec);
+	if (ret && ret != -ENOENT)
+		return say(why, ret, "%s", state_strerror(ret));
+	if (!ret) {
+		bsc_uuid_format(&owner, text);
+		if (memcmp(&owner, &s->id, sizeof(owner))) {
+			if (snapshot_gone(s->ctl, &owner))
+				return say(why, -EBUSY, "still recorded as "
+					   "storage of snapshot %s, which no "
+					   "longer exists: 'blksnap-storage "
+					   "destroy %s' releases it", text, text);
+			return say(why, -EBUSY, "already storage of snapshot "
+				   "%s: choose another path", text);
 		}
-		report(s->path, "undid an interrupted growth (a blksnap-storage "
-		       "killed while growing it): %" PRIu64 " bytes given back "
-		       "to the filesystem", size - old_size);
+		/*
+		 * 'destroy' drops the snapshot, then forgets its files: one
+		 * that did so between our look at the record and now.
+		 */
+		if (snapshot_gone(s->ctl, &s->id))
+			return say(why, -ESRCH, "left as it is: snapshot %s was "
+				   "destroyed while this command started", text);
+		if (!held)
+			return say(why, -ESTALE, "recorded as storage of "
+				   "snapshot %s, but the kernel does not hold "
+				   "it (given by an older blksnap-storage?): "
+				   "add storage at another path", text);
+		s->recorded = true;
+		s->file_dev = st->st_dev;
+		s->ino = st->st_ino;
+		s->named_bytes = (uint64_t)st->st_size;
+		return 1;	/* keep @f: the named storage */
 	}
-	pinned = sf_is_pinned(s->f);
-	if (pinned == 0) {
-		ret = sf_pin(s->f);
+	bsc_uuid_format(&s->id, text);
+	/* Named, then killed before its record was written: ours again. */
+	if (held && marked && !strcmp(m.snapshot, text)) {
+		ret = state_record(&s->id, s->path, st->st_dev, st->st_ino);
 		if (ret)
-			return explain_sf_error(s, ret, why);
-		if (!pending || old_size >= size)
-			report(s->path, "was not immutable (a blksnap-storage "
-			       "killed while growing it?): made immutable "
-			       "again");
-	} else if (pinned < 0) {
-		return explain_sf_error(s, pinned, why);
+			return say(why, ret, "storage of this snapshot that the "
+				   "kernel holds, and it cannot be recorded in "
+				   "%s: %s", state_dir(), state_strerror(ret));
+		report(s->path, "recorded again: storage of this snapshot "
+		       "that a killed blksnap-storage left unrecorded");
+		s->recorded = true;
+		s->file_dev = st->st_dev;
+		s->ino = st->st_ino;
+		s->named_bytes = (uint64_t)st->st_size;
+		return 1;
 	}
-	return pending ? end_growth(s, why) : 0;
+	if (held && marked)
+		return say(why, -EBUSY, "held by the kernel as storage of "
+			   "snapshot %s, not recorded in %s (given through "
+			   "another state directory or mount namespace): "
+			   "choose another path", m.snapshot, state_dir());
+	if (held)
+		return say(why, -EBUSY, "held by the kernel as storage of a "
+			   "live snapshot not recorded in %s (given through "
+			   "another state directory or mount namespace): "
+			   "choose another path", state_dir());
+	/* Not for a snapshot that is gone: the add fails anyway. */
+	if (marked && snapshot_gone(s->ctl, &s->id))
+		return say(why, -ESRCH, "left as it is: snapshot %s was "
+			   "destroyed while this command started", text);
+	if (marked) {
+		struct blk_snap_uuid was;
+
+		if (bsc_uuid_parse(m.snapshot, &was))
+			return say(why, -EEXIST, "has a blksnap-storage mark "
+				   "that cannot be read: choose another path");
+		/*
+		 * Its snapshot lives but does not hold it: a copy (restored
+		 * with its attributes?), not a leftover of ours.
+		 */
+		if (!snapshot_gone(s->ctl, &was))
+			return say(why, -EEXIST, "a copy of storage of snapshot "
+				   "%s, which exists but does not hold this "
+				   "file: choose another path", m.snapshot);
+		return remove_leftover(s, f, &m, why);
+	}
+	if (st->st_size == 0) {
+		s->replace_empty = true;
+		s->empty_dev = st->st_dev;
+		s->empty_ino = st->st_ino;
+		return 0;
+	}
+	return say(why, -EEXIST, "exists and is not storage of this snapshot "
+		   "(it holds data blksnap-storage did not write): choose "
+		   "another path");
+}
+
+static int open_existing(struct storage *s, char *why)
+{
+	struct sf_file *f = NULL;
+	struct stat st;
+	bool exists;
+	int ret = check_existing(s->dirfd, s->base, &exists, &st, why);
+
+	if (ret || !exists)
+		return ret;
+	/* Locked: no other blksnap-storage is growing or naming it now. */
+	ret = sf_openat(s->dirfd, s->base, false, NULL, &f);
+	if (ret == -ENOENT)	/* gone meanwhile: a new one is made */
+		return 0;
+	if (ret)
+		return explain_sf_error(NULL, ret, why);
+	/* The file we hold is the one we checked. */
+	if (fstat(sf_fd(f), &st) < 0)
+		ret = say_errno(why, -errno);
+	else
+		ret = secure_check_file(&st, why);
+	if (!ret)
+		ret = examine_existing(s, f, &st, why);
+	if (ret == 1) {
+		s->f = f;
+		return 0;
+	}
+	sf_close(f);
+	return ret;
 }
 
 int storage_open(struct storage *s, int ctl, const struct blk_snap_uuid *id,
 		 const char *path, char *why)
 {
-	char uuid[BSC_UUID_LEN + 1];
-	struct state_file rec = { 0 };
 	struct stat st;
 	int ret;
 
 	memset(s, 0, sizeof(*s));
+	s->dirfd = -1;
 	s->ctl = ctl;
 	s->id = *id;
 	ret = open_directory(path, s->path, sizeof(s->path), &s->base,
 			     &s->dirfd, why);
 	if (!ret)
 		ret = check_directory_fs(s->dirfd, &s->fs_name, why);
-	if (!ret)
-		ret = check_ownership(s, &rec, why);
-	if (ret)
-		goto fail;
+	/* Records that cannot be written: say so before giving anything. */
+	if (!ret) {
+		struct state_file *files;
+		size_t count;
 
-	/* Created O_EXCL|O_NOFOLLOW, mode 0600, in the checked directory. */
-	ret = sf_openat(s->dirfd, s->base, true, &s->created, &s->f);
-	if (ret) {
-		s->f = NULL;
-		explain_sf_error(s, ret, why);
-		goto fail;
+		ret = state_files(&s->id, &files, &count);
+		if (ret)
+			say(why, ret, "%s", state_strerror(ret));
+		else
+			state_free_files(files, count);
 	}
-	/* The file we hold is the one we checked (or a fresh one of ours). */
-	if (fstat(sf_fd(s->f), &st) < 0)
+	if (!ret && fstat(s->dirfd, &st) < 0)
 		ret = say_errno(why, -errno);
-	else
-		ret = secure_check_file(&st, why);
+	if (!ret) {
+		s->dev = st.st_dev;	/* new files are on its file system */
+		ret = sf_align_bytes(s->dev, &s->align);
+		if (ret)
+			explain_sf_error(NULL, ret == -ENOENT ? -ENODEV : ret,
+					 why);
+	}
 	if (!ret)
-		ret = check_unrecorded(s, &st, why);
-	if (!ret && s->recorded && (st.st_dev != rec.dev || st.st_ino != rec.ino))
-		ret = say(why, -ESTALE, "is not the file recorded as this "
-			  "snapshot's storage (device %u:%u inode %llu): it "
-			  "was replaced; 'blksnap-storage destroy' the snapshot",
-			  major(rec.dev), minor(rec.dev),
-			  (unsigned long long)rec.ino);
-	/*
-	 * 'destroy' drops the snapshot, then unpins its files under their
-	 * lock, then forgets them: one that did so between our look at the
-	 * record and our lock left a file that is no longer ours to pin or
-	 * grow (review of 8157311: it was pinned again, and for ever).
-	 */
-	if (!ret && s->recorded && snapshot_gone(ctl, id)) {
-		bsc_uuid_format(id, uuid);
-		ret = say(why, -ESRCH, "left as it is: snapshot %s was "
-			  "destroyed while this command started", uuid);
-	}
-	if (ret) {
+		ret = open_existing(s, why);
+	if (!ret && s->f &&
+	    state_unnamed_get(&s->id, s->file_dev, s->ino, &s->unnamed_bytes))
+		s->unnamed_bytes = 0;	/* only sizes said depend on it */
+	if (ret)
 		storage_close(s);
-		return ret;
-	}
-	s->file_dev = st.st_dev;
-	s->ino = st.st_ino;
-	sf_device(s->f, &s->dev);
-	if (s->recorded)
-		ret = repair_interrupted_growth(s, (uint64_t)st.st_size, why);
-	if (ret) {
-		storage_close(s);
-		return ret;
-	}
-	/* Its current space is user data or already the kernel's. */
-	ret = sf_claim_existing(s->f, NULL);
-	if (ret) {
-		explain_sf_error(s, ret, why);
-		storage_close(s);
-	}
-	return ret;
-
-fail:
-	if (s->dirfd >= 0)
-		close(s->dirfd);
-	s->dirfd = -1;
 	return ret;
 }
 
@@ -530,48 +652,12 @@ out:
 	return ret;
 }
 
-/*
- * The file was pinned before and could not be pinned again: add that to
- * @why, whose first part says what failed.
- */
-static void say_unpinned(char *why, int err)
-{
-	size_t n = strlen(why);
-
-	if (n < WHY_LEN)
-		snprintf(why + n, WHY_LEN - n, "; and it could not be made "
-			 "immutable again%s%s%s, although the snapshot may "
-			 "use its blocks: 'chattr +i' it", err ? " (" : "",
-			 err ? strerror(-err) : "", err ? ")" : "");
-}
-
-/*
- * Undo a growth the kernel did not take; @why already says why. Its
- * blocks, back with the file system, may come back with the next growth:
- * they must count as never handed out then.
- */
-static void roll_back(struct storage *s, uint64_t old_size, bool was_pinned,
-		      bool recorded_now, const struct sf_ranges *new, char *why)
-{
-	int ret;
-
-	sf_unpin(s->f);
-	if (!truncate_to(s, old_size))
-		sf_forget(s->f, new);
-	if (was_pinned && (ret = sf_pin(s->f)))
-		say_unpinned(why, ret);
-	if (recorded_now) {
-		state_unrecord(&s->id, s->path);
-		s->recorded = false;
-	}
-}
-
 /* Keep only the sectors free at take time when the device is snapshotted. */
-static int usable_part(struct storage *s, const struct take_view *view,
-		       struct sf_ranges *new, struct sf_ranges *usable,
-		       struct growth *g, char *why)
+static int usable_part(struct storage *s, const struct sf_file *seg,
+		       const struct take_view *view, struct sf_ranges *new,
+		       struct sf_ranges *usable, struct growth *g, char *why)
 {
-	uint64_t align = sf_align(s->f) >> SF_SECTOR_SHIFT, unaligned = 0;
+	uint64_t align = sf_align(seg) >> SF_SECTOR_SHIFT, unaligned = 0;
 	const char *stage = "";
 	int ret;
 
@@ -589,224 +675,252 @@ static int usable_part(struct storage *s, const struct take_view *view,
 	return 0;
 }
 
-/* Pin, record and append; on failure say why (the caller rolls back). */
-static int hand_over(struct storage *s, const struct sf_ranges *usable,
-		     bool *recorded_now, size_t *appended, bool spare,
-		     char *why)
-{
-	int ret;
-
-	*appended = 0;
-	if (!s->recorded) {
-		ret = state_record(&s->id, s->path, s->file_dev, s->ino);
-		if (ret)
-			return say(why, ret, "cannot record it in %s: %s",
-				   state_dir(), state_strerror(ret));
-		s->recorded = *recorded_now = true;
-	}
-	/*
-	 * The kernel will write into these blocks: nobody may move them.
-	 * While sf_grow() lifted the flag, no other user could reach them
-	 * either: the file is ours, mode 0600, one link, in directories only
-	 * root can write (storage_open()), so nobody else can open, write,
-	 * punch, read or re-link it.
-	 */
-	ret = sf_pin(s->f);
-	if (ret)
-		return explain_sf_error(s, ret, why);
-	if (spare) {	/* ready, recorded and pinned: given later */
-		struct blk_snap_image_info *info;
-		unsigned int count;
-
-		/*
-		 * No append can fail here if the snapshot was destroyed during
-		 * the growth: ask, so that the caller takes the record back
-		 * instead of leaving a pinned file of a dead snapshot.
-		 */
-		ret = bsc_collect_images(s->ctl, &s->id, &info, &count);
-		if (ret == -ENODEV)	/* not taken yet: it exists */
-			return 0;
-		if (ret)
-			return say(why, ret, "the snapshot is gone: %s",
-				   strerror(-ret));
-		free(info);
-		return 0;
-	}
-	/*
-	 * From here on the kernel may hold these blocks: the growth must
-	 * never be undone again.  A kill before the append only strands
-	 * them, pinned.
-	 */
-	ret = end_growth(s, why);
-	if (ret)
-		return ret;
-	ret = bsc_append_storage(s->ctl, &s->id, s->dev, usable->r,
-				 usable->count, appended);
-	if (ret && *appended)
-		return say(why, ret, "the snapshot took only %zu of %zu ranges "
-			   "(%s); the file stays pinned as its storage",
-			   *appended, usable->count, strerror(-ret));
-	if (ret)
-		return say(why, ret, "the snapshot refused the storage: %s",
-			   strerror(-ret));
-	return 0;
-}
-
-/*
- * A file kept for its withheld blocks is recorded and pinned like any
- * storage (destroy unpins it): unpinned, it could be deleted and its blocks
- * handed out again by the next growth.
- */
-static int keep_withheld(struct storage *s, bool *recorded_now, char *why)
-{
-	int ret;
-
-	if (!s->recorded) {
-		ret = state_record(&s->id, s->path, s->file_dev, s->ino);
-		if (ret)
-			return say(why, ret, "none of the new sectors was free "
-				   "when the snapshot was taken, and the file "
-				   "that keeps them cannot be recorded in %s: %s",
-				   state_dir(), state_strerror(ret));
-		s->recorded = *recorded_now = true;
-	}
-	ret = sf_pin(s->f);
-	if (ret)
-		return say(why, ret, "none of the new sectors was free when "
-			   "the snapshot was taken, and the file that keeps "
-			   "them cannot be made immutable: %s", strerror(-ret));
-	return 0;
-}
-
-static int no_aligned_block(const struct storage *s, const struct growth *g,
+static int no_aligned_block(const struct sf_file *seg, const struct growth *g,
 			    char *why)
 {
 	return say(why, -ENOSPC, "the growth holds no aligned %u KiB block "
 		   "the kernel can use (%" PRIu64 " sectors lost to "
 		   "alignment): add more, at least %u KiB",
-		   sf_align(s->f) / 1024, g->unaligned_sectors,
-		   2 * sf_align(s->f) / 1024);
+		   sf_align(seg) / 1024, g->unaligned_sectors,
+		   2 * sf_align(seg) / 1024);
+}
+
+/*
+ * Hand @seg to the kernel with @ranges of its blocks; with none, the
+ * kernel only holds it, so that its blocks (in use at take time) do not
+ * come back with the next growth. From then on the kernel holds the file
+ * until the snapshot's last storage I/O is over, whatever happens to this
+ * process.
+ */
+static int give(struct storage *s, const struct sf_file *seg,
+		const struct sf_ranges *ranges, char *why)
+{
+	int fd, ret = fault_point("give", why);
+
+	if (ret)
+		return ret;
+	fd = sf_reopen_readonly(seg);
+	if (fd < 0)
+		return say(why, fd, "cannot open the new storage file "
+			   "read-only for the kernel: %s", strerror(-fd));
+	ret = bsc_append_file(s->ctl, &s->id, fd, ranges->r, ranges->count);
+	close(fd);
+	switch (ret) {
+	case 0:
+		s->appended = true;
+		fault_point("given", why);
+		return 0;
+	case -ENOTTY:
+		return say(why, ret, "the loaded blksnap module cannot hold "
+			   "storage files (it has no APPEND_FILE: older than "
+			   "this blksnap-storage); load the module of the same "
+			   "release");
+	case -ESRCH:
+		return say(why, ret, "the snapshot no longer exists");
+	case -E2BIG:
+		return say(why, ret, "the growth came in %zu pieces, more "
+			   "than the kernel takes for one file (%u): grow by "
+			   "less", ranges->count, BSC_MAX_RANGES_PER_CALL);
+	}
+	return say(why, ret, "the snapshot refused the storage: %s",
+		   strerror(-ret));
+}
+
+static uint64_t total_sectors(const struct sf_ranges *r)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < r->count; i++)
+		sum += r->r[i].sector_count;
+	return sum;
+}
+
+/* Storage in an unnamed file, counted for the sizes reported. */
+static void count_unnamed(struct storage *s, uint64_t bytes)
+{
+	s->unnamed_bytes += bytes;
+	if (!s->recorded)
+		return;
+	/* Informative only: a failure changes nothing. */
+	state_unnamed_set(&s->id, s->file_dev, s->ino, s->unnamed_bytes);
+	/* A destroy that forgot the snapshot meanwhile: forget this too. */
+	if (snapshot_gone(s->ctl, &s->id))
+		state_forget(&s->id);
+}
+
+/*
+ * The first storage at the path gets its name once the kernel holds it:
+ * a process killed before leaves no name behind, only an unnamed file
+ * that the kernel holds or the file system frees. An empty file found
+ * there is replaced.
+ */
+static int name_first(struct storage *s, struct sf_file **seg,
+		      uint64_t bytes, char *why)
+{
+	char uuid[BSC_UUID_LEN + 1];
+	struct stat st;
+	int ret;
+
+	if (s->replace_empty &&
+	    !fstatat(s->dirfd, s->base, &st, AT_SYMLINK_NOFOLLOW) &&
+	    st.st_dev == s->empty_dev && st.st_ino == s->empty_ino &&
+	    S_ISREG(st.st_mode) && st.st_size == 0)
+		unlinkat(s->dirfd, s->base, 0);
+	ret = sf_linkat(*seg, s->dirfd, s->base);
+	if (!ret && fstat(sf_fd(*seg), &st) < 0)
+		ret = -errno;
+	if (!ret)
+		fault_point("named", why);
+	if (ret) {
+		report(s->path, "given to the snapshot, but not named (%s): "
+		       "the kernel holds it, unnamed, until the snapshot is "
+		       "destroyed", ret == -EEXIST ? "another file took the "
+		       "name meanwhile" : strerror(-ret));
+		count_unnamed(s, bytes);
+		return 0;
+	}
+	s->f = *seg;
+	*seg = NULL;
+	s->created = !s->replace_empty;	/* the path was free before */
+	s->file_dev = st.st_dev;
+	s->ino = st.st_ino;
+	s->named_bytes = bytes;
+	ret = state_record(&s->id, s->path, s->file_dev, s->ino);
+	if (ret) {
+		report(s->path, "given to the snapshot and named, but not "
+		       "recorded in %s (%s): 'list' will not show it",
+		       state_dir(), state_strerror(ret));
+		return 0;
+	}
+	s->recorded = true;
+	fault_point("recorded", why);
+	/*
+	 * A destroy that ran meanwhile forgot the snapshot before the record
+	 * was written, and let the file go: take the record back.
+	 */
+	if (snapshot_gone(s->ctl, &s->id)) {
+		state_unrecord(&s->id, s->path);
+		state_drop_if_unused(&s->id);
+		s->recorded = false;
+		bsc_uuid_format(&s->id, uuid);
+		return say(why, -ESRCH, "snapshot %s was destroyed while this "
+			   "command gave it storage: the file is left, no "
+			   "snapshot's (the next add at the path removes it)",
+			   uuid);
+	}
+	return 0;
+}
+
+/* The first file at the path gets its name; later ones stay unnamed. */
+static int after_give(struct storage *s, struct sf_file **seg,
+		      uint64_t bytes, char *why)
+{
+	if (!s->f)
+		return name_first(s, seg, bytes, why);
+	count_unnamed(s, bytes);
+	return 0;
 }
 
 static int grow(struct storage *s, uint64_t bytes, struct growth *g,
 		struct sf_ranges *spare, char *why)
 {
 	struct sf_ranges new = SF_RANGES_INIT, usable = SF_RANGES_INIT;
-	bool was_pinned, recorded_now = false, spare_ready = false;
-	size_t appended = 0;
+	struct sf_file *seg = NULL;
 	struct take_view view;
+	bool given = false;
 	int ret;
 
 	memset(g, 0, sizeof(*g));
-	ret = sf_size(s->f, &g->old_size);
-	if (ret)
-		return say_errno(why, ret);
+	g->old_size = storage_bytes(s);
 	ret = find_take_view(s, &view, why);
 	if (!ret)
 		ret = check_stacking(s, why);
 	if (ret)
-		return ret;
-	was_pinned = sf_is_pinned(s->f) > 0;
-	/* Until ended, a killed growth is undone at the next open. */
-	ret = state_growth_begin(&s->id, s->file_dev, s->ino, g->old_size);
+		goto out;
+	/* fallocate() past it would end this process with SIGXFSZ. */
+	if (bytes > sf_file_size_limit()) {
+		ret = say(why, -EFBIG, "a growth of %" PRIu64 " bytes would "
+			  "pass this process's file size limit (ulimit -f: %"
+			  PRIu64 " bytes): nothing was changed; raise the "
+			  "limit or grow by less", bytes, sf_file_size_limit());
+		goto out;
+	}
+	/* Each growth is a new file: the kernel's files cannot grow. */
+	ret = sf_openat_unnamed(s->dirfd, &seg);
 	if (ret) {
-		say(why, ret, "the growth cannot be recorded in %s: %s",
-		    state_dir(), state_strerror(ret));
-		state_drop_if_unused(&s->id);	/* as at out: below */
-		return ret;
-	}
-
-	ret = sf_grow(s->f, bytes, &new);
-	if (ret == -EFBIG && bytes <= UINT64_MAX - g->old_size &&
-	    g->old_size + bytes > sf_file_size_limit()) {
-		say(why, ret, "growing it to %" PRIu64 " bytes would pass this "
-		    "process's file size limit (ulimit -f: %" PRIu64 " bytes): "
-		    "nothing was changed; raise the limit or grow by less",
-		    g->old_size + bytes, sf_file_size_limit());
-		goto out;
-	} else if (ret) {
-		explain_sf_error(s, ret, why);
-		/* sf_grow() re-pins whatever happens, or tries to. */
-		if (was_pinned && sf_is_pinned(s->f) == 0)
-			say_unpinned(why, 0);
+		seg = NULL;
+		if (ret == -EOPNOTSUPP)
+			say(why, ret, "its file system cannot make unnamed "
+			    "files (O_TMPFILE)");
+		else
+			explain_sf_error(NULL, ret, why);
 		goto out;
 	}
+	ret = fault_point("created", why);
+	if (!ret)
+		ret = set_mark(s, seg, why);
+	if (!ret)
+		ret = fault_point("marked", why);
+	if (!ret) {
+		ret = sf_grow(seg, bytes, &new);
+		if (ret)
+			explain_sf_error(seg, ret, why);
+	}
+	if (!ret)
+		ret = fault_point("allocated", why);
+	if (ret)
+		goto out;
 	g->unaligned_sectors = new.wasted_sectors;
 	/*
 	 * Nothing whole and aligned to give: that is not the take-time
-	 * check's doing, and a file that gives nothing is not kept
-	 * (issue 13 item 4).
+	 * check's doing, and such a growth is not kept (issue 13 item 4).
 	 */
 	if (!new.count) {
-		ret = no_aligned_block(s, g, why);
-		roll_back(s, g->old_size, was_pinned, false, &new, why);
+		ret = no_aligned_block(seg, g, why);
 		goto out;
 	}
-	ret = usable_part(s, &view, &new, &usable, g, why);
+	ret = usable_part(s, seg, &view, &new, &usable, g, why);
 	/* All free at take time, but in pieces too small to align. */
-	if (!ret && !usable.count && !g->withheld_sectors) {
-		ret = no_aligned_block(s, g, why);
-		roll_back(s, g->old_size, was_pinned, false, &new, why);
-		goto out;
-	}
-	/*
-	 * Nothing was free at take time: keep the growth, and the file and
-	 * its record even if this process created it, so that those blocks
-	 * stay out of the next growth; give nothing.
-	 */
-	if (!ret && !usable.count) {
-		ret = keep_withheld(s, &recorded_now, why);
-		if (ret)	/* removed again by storage_close() if ours */
-			roll_back(s, g->old_size, was_pinned, recorded_now,
-				  &new, why);
-		else
-			s->keep = true;
-		goto out;
-	}
+	if (!ret && !usable.count && !g->withheld_sectors)
+		ret = no_aligned_block(seg, g, why);
 	if (!ret)
-		ret = hand_over(s, &usable, &recorded_now, &appended, !!spare,
-				why);
-	if (ret && !appended)
-		roll_back(s, g->old_size, was_pinned, recorded_now, &new,
-			  why);
-	if (!ret && spare) {
-		s->keep = true;	/* holds sectors the kernel will get */
+		ret = fault_point("checked", why);
+	if (ret)
+		goto out;
+	/*
+	 * A spare is given later with no write to any file system. One with
+	 * nothing usable is held at once, so that the next growth gets
+	 * other blocks.
+	 */
+	if (spare && usable.count) {
+		sf_close(s->spare_f);
+		s->spare_f = seg;
+		seg = NULL;
+		s->spare_bytes = bytes;
 		sf_ranges_free(spare);
 		*spare = usable;
 		sf_ranges_init(&usable);
-		spare_ready = true;	/* its record ends when it is given */
 		goto out;
 	}
-	if (!ret || appended) {
-		s->appended = true;
-		for (size_t i = 0; i < appended; i++)
-			g->given_sectors += usable.r[i].sector_count;
-	}
+	ret = give(s, seg, &usable, why);
+	if (ret)
+		goto out;
+	g->given_sectors = total_sectors(&usable);
+	given = true;
+	ret = after_give(s, &seg, bytes, why);
 out:
-	/*
-	 * Undone, kept as withheld, or (hand_over()) ended before the
-	 * append: nothing left for a later open to undo.
-	 */
-	if (!spare_ready)
-		state_growth_end(&s->id, s->file_dev, s->ino);
-	/*
-	 * A 'destroy' that ran during the growth forgot the snapshot's
-	 * directory, which the growth's records then made again: a failed
-	 * growth that leaves nothing recorded leaves no directory either.
-	 */
-	if (ret && !appended && !s->keep) {
-		state_drop_if_unused(&s->id);
-		if (snapshot_gone(s->ctl, &s->id)) {
-			char uuid[BSC_UUID_LEN + 1], first[WHY_LEN];
+	/* Not given: an unnamed file, which the file system frees now. */
+	sf_close(seg);
+	if (ret && !given && snapshot_gone(s->ctl, &s->id)) {
+		char uuid[BSC_UUID_LEN + 1], first[WHY_LEN];
 
-			bsc_uuid_format(&s->id, uuid);
-			snprintf(first, sizeof(first), "%s", why);
-			say(why, ret, "snapshot %s was destroyed while this "
-			    "command grew the file: nothing was given to it "
-			    "(%s)", uuid, first);
-		}
+		bsc_uuid_format(&s->id, uuid);
+		snprintf(first, sizeof(first), "%s", why);
+		say(why, ret, "snapshot %s was destroyed while this command "
+		    "grew its storage: nothing was given to it (%s)", uuid,
+		    first);
 	}
-	sf_size(s->f, &g->new_size);
+	g->new_size = storage_bytes(s);
 	sf_ranges_free(&new);
 	sf_ranges_free(&usable);
 	return ret;
@@ -827,27 +941,26 @@ int storage_prepare_spare(struct storage *s, uint64_t bytes,
 int storage_give_spare(struct storage *s, struct sf_ranges *spare,
 		       uint64_t *given_sectors, char *why)
 {
-	size_t appended = 0;
-	int ret;
+	int ret = 0;
 
 	*given_sectors = 0;
-	ret = end_growth(s, why);
-	if (ret) {	/* undone by the next open: never given */
-		sf_ranges_free(spare);
-		return ret;
+	if (s->spare_f) {
+		ret = give(s, s->spare_f, spare, why);
+		if (!ret) {
+			uint64_t bytes = s->spare_bytes;
+
+			/* Named after the append: nothing waits for it. */
+			*given_sectors = total_sectors(spare);
+			s->spare_bytes = 0;
+			ret = after_give(s, &s->spare_f, bytes, why);
+		}
+		/* Refused: the file system frees it. */
+		sf_close(s->spare_f);
+		s->spare_f = NULL;
+		s->spare_bytes = 0;
 	}
-	ret = bsc_append_storage(s->ctl, &s->id, s->dev, spare->r,
-				 spare->count, &appended);
-	for (size_t i = 0; i < appended; i++)
-		*given_sectors += spare->r[i].sector_count;
-	if (appended)
-		s->appended = true;
-	/* What the kernel refused stays in the file, unused, pinned. */
 	sf_ranges_free(spare);
-	if (ret)
-		return say(why, ret, "the snapshot refused the spare storage: "
-			   "%s", strerror(-ret));
-	return 0;
+	return ret;
 }
 
 bool storage_on_snapshot(const struct storage *s)
@@ -879,12 +992,22 @@ bool storage_on_snapshot(const struct storage *s)
 	return on;
 }
 
+uint64_t storage_size(const struct storage *s)
+{
+	return storage_bytes(s);
+}
+
+uint32_t storage_align(const struct storage *s)
+{
+	return s->align;
+}
+
 int storage_release(struct storage *s, char *why)
 {
-	int ret = sf_unpin(s->f);
+	int ret;
 
-	if (ret)
-		return explain_sf_error(s, ret, why);
+	if (!s->recorded)
+		return 0;
 	ret = state_unrecord(&s->id, s->path);
 	if (ret)
 		return say(why, ret, "cannot update %s: %s", state_dir(),
@@ -895,26 +1018,19 @@ int storage_release(struct storage *s, char *why)
 
 int storage_remove(struct storage *s)
 {
-	struct stat a, b;
-
-	/* Only the very file we hold, not one put in its place. */
-	if (fstat(sf_fd(s->f), &a) < 0 ||
-	    fstatat(s->dirfd, s->base, &b, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	if (a.st_ino != b.st_ino || a.st_dev != b.st_dev)
-		return -ESTALE;
-	sf_unpin(s->f);
-	return unlinkat(s->dirfd, s->base, 0) < 0 ? -errno : 0;
+	if (!s->f)
+		return -ENOENT;
+	return unlink_if_same(s->dirfd, s->base, s->f);
 }
 
 void storage_close(struct storage *s)
 {
-	if (!s->f)
-		return;
-	if (s->created && !s->appended && !s->keep)
-		storage_remove(s);
 	sf_close(s->f);
 	s->f = NULL;
+	/* A spare never given: unnamed, freed by the file system. */
+	sf_close(s->spare_f);
+	s->spare_f = NULL;
+	s->spare_bytes = 0;
 	if (s->dirfd >= 0)
 		close(s->dirfd);
 	s->dirfd = -1;
@@ -966,57 +1082,36 @@ static int same_as_recorded(int dirfd, const char *base,
 	return 0;
 }
 
-int storage_release_path(const struct state_file *rec, char *why)
+int storage_release_path(const struct state_file *rec, bool *immutable,
+			 char *why)
 {
-	const struct timespec pause = { 0, RELEASE_RETRY_NS };
-	struct storage s = { .dirfd = -1 };
 	char dir[PATH_MAX];
+	const char *base;
 	struct stat st;
-	int ret = secure_split(rec->path, dir, sizeof(dir), &s.base);
+	int dirfd, fd, flags, ret = secure_split(rec->path, dir, sizeof(dir),
+						&base);
 
+	*immutable = false;
 	if (ret)
 		return say(why, ret, "not an absolute path");
 	/* No symbolic link anywhere: the names may have been swapped. */
-	s.dirfd = secure_open_dir(dir, false, "directory", why);
-	if (s.dirfd < 0)
-		return s.dirfd;
-	ret = same_as_recorded(s.dirfd, s.base, rec, why);
+	dirfd = secure_open_dir(dir, false, "directory", why);
+	if (dirfd < 0)
+		return dirfd;
+	ret = same_as_recorded(dirfd, base, rec, why);
 	if (ret) {
-		close(s.dirfd);
+		close(dirfd);
 		return ret;
 	}
-	ret = -EBUSY;
-	for (int i = 0; i < RELEASE_RETRIES && ret == -EBUSY; i++) {
-		ret = sf_openat(s.dirfd, s.base, false, NULL, &s.f);
-		if (ret == -EBUSY)
-			nanosleep(&pause, NULL);
-	}
-	/* Replaced since it was looked at: say what is there now. */
-	if (ret == -ELOOP || ret == -ENOENT || ret == -EINVAL) {
-		ret = same_as_recorded(s.dirfd, s.base, rec, why);
-		if (!ret)
-			ret = say(why, -EAGAIN, "changed while it was being "
-				  "opened: run destroy again");
-	} else if (ret) {
-		explain_sf_error(&s, ret, why);
-	}
-	if (ret) {
-		close(s.dirfd);
-		return ret;
-	}
-	if (fstat(sf_fd(s.f), &st) < 0) {
-		ret = say_errno(why, -errno);
-	} else if (st.st_dev != rec->dev || st.st_ino != rec->ino) {
-		ret = say(why, -ESTALE, "is now another file (device %u:%u "
-			  "inode %llu), not the one recorded at add: left as "
-			  "it is", major(st.st_dev), minor(st.st_dev),
-			  (unsigned long long)st.st_ino);
-	} else {
-		ret = sf_unpin(s.f);
-		if (ret)
-			explain_sf_error(&s, ret, why);
-	}
-	sf_close(s.f);
-	close(s.dirfd);
-	return ret;
+	/* Pinned by a blksnap-storage before the kernel held its files. */
+	fd = openat(dirfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+		    O_CLOEXEC);
+	if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	    st.st_dev == rec->dev && st.st_ino == rec->ino &&
+	    !ioctl(fd, FS_IOC_GETFLAGS, &flags))
+		*immutable = flags & FS_IMMUTABLE_FL;
+	if (fd >= 0)
+		close(fd);
+	close(dirfd);
+	return 0;
 }

@@ -143,7 +143,7 @@ static void log_text(struct watch *w, const char *fmt, ...)
 	funlockfile(w->o->log);
 }
 
-/* Bytes the file may still grow by, and which bound decides it. */
+/* Bytes the storage may still grow by, and which bound decides it. */
 static uint64_t room(struct watch *w, uint64_t size, enum cap_reason *why)
 {
 	uint64_t by_limit = UINT64_MAX, by_fs = 0, avail, margin;
@@ -151,7 +151,7 @@ static uint64_t room(struct watch *w, uint64_t size, enum cap_reason *why)
 
 	if (w->o->limit)
 		by_limit = w->o->limit > size ? w->o->limit - size : 0;
-	if (fstatvfs(sf_fd(w->s->f), &sv) == 0) {
+	if (fstatvfs(w->s->dirfd, &sv) == 0) {
 		avail = (uint64_t)sv.f_bavail * sv.f_frsize;
 		margin = (uint64_t)sv.f_blocks * sv.f_frsize / 100 *
 			 WATCH_MARGIN_PERCENT;
@@ -240,7 +240,7 @@ static void log_grow_failure(struct watch *w, const char *why)
  */
 static int refill_spare(struct watch *w)
 {
-	uint64_t size = 0, can, ask, align = sf_align(w->s->f);
+	uint64_t size = 0, can, ask, align = storage_align(w->s);
 	enum cap_reason why;
 	char text[WHY_LEN];
 	struct growth g;
@@ -252,7 +252,7 @@ static int refill_spare(struct watch *w)
 	     !stop_requested; i++) {
 		int ret;
 
-		sf_size(w->s->f, &size);
+		size = storage_size(w->s);
 		can = room(w, size, &why);
 		ask = w->o->step > w->last_request ? w->o->step : w->last_request;
 		if (can < ask)
@@ -335,7 +335,7 @@ static int give_spare(struct watch *w, uint64_t requested_sectors,
 /* Low free space: grow by max(requested, step) within limit and margin. */
 static int on_low_space(struct watch *w, uint64_t requested_sectors)
 {
-	uint64_t want, can, size = 0, given = 0, align = sf_align(w->s->f);
+	uint64_t want, can, size = 0, given = 0, align = storage_align(w->s);
 	uint64_t withheld = 0;
 	bool capped = false;
 	enum cap_reason why;
@@ -355,7 +355,7 @@ static int on_low_space(struct watch *w, uint64_t requested_sectors)
 	for (int i = 0; i < GROW_ATTEMPTS && given < want; i++) {
 		uint64_t ask = want - given;
 
-		sf_size(w->s->f, &size);
+		size = storage_size(w->s);
 		can = room(w, size, &why);
 		if (can < ask) {
 			say_capped(w, why, size);
@@ -422,7 +422,7 @@ static void log_state(struct watch *w, const char *event, const char *text)
 		log_text(w, "%s", text);
 		return;
 	}
-	sf_size(w->s->f, &size);
+	size = storage_size(w->s);
 	json_event(w, &j, event);
 	json_u64(&j, "size", size);
 	json_end_event(&j);
@@ -480,8 +480,8 @@ int watch_loop(struct storage *s, const struct watch_opts *o)
 	}
 	/*
 	 * Leaving while the snapshot lives on (stop requested): give the
-	 * spare now, which writes nothing, rather than strand it in the file.
-	 * What is left (killed, destroyed) stays pinned until destroy.
+	 * spare now, which writes nothing, rather than let it go back to the
+	 * file system. Killed, the spare's unnamed file is freed.
 	 */
 	if (w.spare.count && stop_requested) {
 		uint64_t given;

@@ -199,13 +199,12 @@ bad 1 cbt read /dev/vdb
 bad 1 add --snapshot "$id" /tmp/bi/f 1M
 bad 1 add --snapshot "$id" /nonexistent/f 1M
 bad 1 add --snapshot "$id" /mnt/st/existing 1M
-# Pinned, and no storage of this snapshot here: maybe a live snapshot's
-# through another state directory, so the message does not advise
-# freeing it while a snapshot exists (on f76c335 it said "'chattr -i'
-# and delete it first" outright).
+# Immutable (pinned by an older blksnap-storage, maybe for a live
+# snapshot), so the message does not advise freeing it while a snapshot
+# exists (on f76c335 it said "'chattr -i' and delete it first" outright).
 chattr +i /mnt/st/existing || fail "chattr +i failed"
 bad 1 add --snapshot "$id" /mnt/st/existing 1M
-grep -q "immutable.*may be a live snapshot's storage.*choose another path (a file left pinned by a crash or reboot is freed with 'chattr -i' once no snapshot exists)$" /tmp/err ||
+grep -q "is immutable, so whether a snapshot holds it cannot be told: choose another path (a file an older blksnap-storage left pinned is freed with 'chattr -i' once no snapshot exists)$" /tmp/err ||
 	fail "wrong message for a pinned file of no snapshot recorded here: $(cat /tmp/err)"
 chattr -i /mnt/st/existing || fail "chattr -i failed"
 bad 1 add --snapshot "$id" /mnt/st 1M

@@ -2,8 +2,11 @@
 # which runs first in the previous boot on the same disks): the xfs origin
 # mounts (its journal replayed), holds every file that was synced with
 # the content that was synced, a synced move and delete stay done, fsck is
-# clean once it is unmounted, the stale storage file can be deleted, and
-# blksnap takes a consistent snapshot of the device again.
+# clean once it is unmounted, the storage file is an ordinary file (not
+# immutable; its unnamed second growth freed), the first add at its path
+# removes it in one line, and blksnap takes a consistent snapshot of the
+# device again. Failed on 926f177: the storage file was still immutable
+# (the pin was a persistent flag).
 # timeout: 150
 . /tests/common.sh
 

@@ -1,7 +1,7 @@
 # A growth that 'destroy' overtakes leaves nothing of the destroyed
 # snapshot in the state directory: below, strace holds an add back 4 s
 # just before it locks the snapshot's state directory to record its
-# growth, and 'destroy' forgets that directory meanwhile. The add must
+# new file, and 'destroy' forgets that directory meanwhile. The add must
 # fail, and 'list' must not show the destroyed snapshot afterwards.
 # Failed on 501fe12: the add's lock found the directory removed and made
 # it again, and nothing removed it after the add failed: 'list' showed
@@ -17,7 +17,7 @@ id=$(snap_take /mnt/o/snap.diff 32M /mnt/o) || exit 1
 f=/mnt/o/more.diff
 
 # An add's flocks: 1 the new file's own lock, 2 the state directory's
-# lock of its growth record.
+# lock of the file's record, written once the kernel holds the file.
 add_overtaken_by_destroy "$id" 2 --snapshot "$id" $f 16M
 note "add said: $(cat /tmp/add.out)"
 # The race, as the add met it: the directory existed at its first mkdir,
@@ -29,8 +29,8 @@ mkdirs=$(grep "^mkdir(\"/run/blksnap/$id\", 0700)" /tmp/add.trace)
 out=$(blksnap-storage list) || fail "list failed"
 [ -z "$out" ] || fail "list shows the destroyed snapshot: $out"
 [ -e /run/blksnap/"$id" ] && fail "/run/blksnap/$id is left: $(ls -la /run/blksnap/"$id")"
-[ -e $f ] && { lsattr $f | cut -d' ' -f1 | grep -q i &&
-	fail "the new storage file is immutable after the failed add"; rm -f $f; }
+[ -e $f ] && { held $f &&
+	fail "the new storage file is held after the failed add"; rm -f $f; }
 rm -f /mnt/o/snap.diff
 run umount /mnt/o
 no_snapshots

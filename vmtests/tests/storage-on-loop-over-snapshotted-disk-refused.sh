@@ -26,8 +26,8 @@ blksnap-storage add --snapshot "$id" /mnt/s/diff 16M > /tmp/add.out 2> /tmp/add.
 grep -q "${loop#/dev/} (a loop device over /mnt/o/img), stacked on vdb" /tmp/add.err ||
 	fail "the message does not name ${loop#/dev/} and vdb: $(cat /tmp/add.err)"
 note "$(cat /tmp/add.err)"
-[ -e /mnt/s/diff ] && lsattr /mnt/s/diff | cut -d' ' -f1 | grep -q i &&
-	fail "the refused file was left immutable"
+[ -e /mnt/s/diff ] && held /mnt/s/diff &&
+	fail "the refused file was left held"
 run umount /mnt/s
 run losetup -d "$loop"
 

@@ -23,8 +23,8 @@ refused() {
 	grep -q "snapshot.*vdb\|vdb.*tracked disk\|stacked on vdb" /tmp/add.err ||
 		fail "$2: the message does not name vdb: $(cat /tmp/add.err)"
 	note "$2: $(cat /tmp/add.err)"
-	[ -e /mnt/s/diff ] && lsattr /mnt/s/diff | cut -d' ' -f1 | grep -q i &&
-		fail "$2: the refused file was left immutable"
+	[ -e /mnt/s/diff ] && held /mnt/s/diff &&
+		fail "$2: the refused file was left held"
 	run umount /mnt/s
 }
 

@@ -28,8 +28,8 @@ grep -q 'in use when the snapshot was taken' /tmp/w.json.err &&
 	fail "reaching --limit blamed on the take-time check: $(cat /tmp/w.json.err)"
 grep -q -- '--limit 83886080 bytes reached' /tmp/w.json.err ||
 	fail "no line about the limit: $(cat /tmp/w.json.err)"
-[ "$(stat -c %s /mnt/st/snap.diff)" = 83886080 ] ||
-	fail "size $(stat -c %s /mnt/st/snap.diff), expected the 80 MiB limit"
+size=$(log_size /tmp/w.json)
+[ "$size" = 83886080 ] || fail "storage of $size bytes, expected the 80 MiB limit"
 run blksnap-storage destroy "$id" > /dev/null
 watch_end /tmp/w.json
 rm /mnt/st/snap.diff

@@ -1,6 +1,6 @@
 # The storage watcher killed with SIGKILL loses nothing: on an xfs origin
 # with its storage file inside, the snapshot stays taken with its file
-# pinned, the low-space event raised while no watcher runs waits in the
+# held, the low-space event raised while no watcher runs waits in the
 # kernel, and a restarted watcher grows the file at once and keeps growing
 # it (44 MiB copied on write through 32 MiB of initial storage); the image
 # stays the origin at take time (and checks clean once its journal is
