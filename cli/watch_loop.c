@@ -232,6 +232,9 @@ static void log_grow_failure(struct watch *w, const char *why)
  * attempts only stops a filesystem that keeps returning such blocks.
  */
 #define GROW_ATTEMPTS 16
+/* A growth that fails is tried this many times an event, this far apart. */
+#define GROW_RETRIES 3
+#define GROW_RETRY_SECONDS 1
 
 /*
  * Allocate the next step ahead, if the storage needs a spare and has none:
@@ -336,8 +339,10 @@ static int give_spare(struct watch *w, uint64_t requested_sectors,
 static int on_low_space(struct watch *w, uint64_t requested_sectors)
 {
 	uint64_t want, can, size = 0, given = 0, align = storage_align(w->s);
+	const struct timespec retry_pause = { GROW_RETRY_SECONDS, 0 };
 	uint64_t withheld = 0;
 	bool capped = false;
+	int failures = 0;
 	enum cap_reason why;
 	char text[WHY_LEN];
 	struct growth g;
@@ -368,8 +373,18 @@ static int on_low_space(struct watch *w, uint64_t requested_sectors)
 		if (ret == -ESRCH)
 			return ret;
 		if (ret) {
-			/* Still make the next spare: the next event needs it. */
 			log_grow_failure(w, text);
+			/*
+			 * Copy-on-write may be waiting for this growth, and the
+			 * kernel asks only once a wait: try again a little
+			 * later (a failed take-time check, a busy file
+			 * system), unless asked to stop.
+			 */
+			if (++failures < GROW_RETRIES && !stop_requested) {
+				nanosleep(&retry_pause, NULL);
+				continue;
+			}
+			/* Still make the next spare: the next event needs it. */
 			return refill_spare(w);
 		}
 		log_growth(w, requested_sectors, &g);
