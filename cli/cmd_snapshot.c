@@ -149,9 +149,22 @@ static void forward_signal(int sig)
 }
 
 /*
+ * SIGINT and SIGQUIT from the terminal reach COMMAND already (the whole
+ * foreground group gets them); sent to us alone (kill, a supervisor),
+ * they are passed on as SIGTERM is.
+ */
+static void forward_if_sent(int sig, siginfo_t *info, void *ucontext)
+{
+	(void)ucontext;
+	if (info && info->si_code <= 0)	/* SI_USER, SI_QUEUE, SI_TKILL */
+		forward_signal(sig);
+}
+
+/*
  * Main thread: Ctrl-C and friends reach COMMAND through the terminal; we
- * must survive them to clean up.  SIGTERM/SIGHUP are passed on; SIGPIPE
- * is ignored.  SIGUSR1 is only for the watcher thread.
+ * must survive them to clean up.  SIGTERM/SIGHUP are passed on, and
+ * SIGINT/SIGQUIT when sent to us alone; SIGPIPE is ignored.  SIGUSR1 is
+ * only for the watcher thread.
  */
 static void setup_signals(void)
 {
@@ -166,9 +179,12 @@ static void setup_signals(void)
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	sa.sa_handler = SIG_IGN;
+	sa.sa_sigaction = forward_if_sent;
+	sa.sa_flags = SA_RESTART | SA_SIGINFO;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGQUIT, &sa, NULL);
+	sa.sa_flags = SA_RESTART;
+	sa.sa_handler = SIG_IGN;
 	/*
 	 * A reader that went away (snapshot ... | head): writes fail, the
 	 * cleanup goes on.

@@ -11,6 +11,8 @@
 #     goes into the broken pipe; the command still runs to its end, the
 #     snapshot is destroyed, the file it created deleted, and the exit
 #     status is the command's.
+#  4. 'snapshot' sent SIGQUIT by kill passes it on to its command, as
+#     SIGTERM, and cleans up.
 # Failed on 7e5f45f: the watcher died of SIGHUP (exit 129) with its spare
 # not given, ignored SIGQUIT (sh starts a background job with it ignored),
 # died of SIGPIPE (141), and 'snapshot' died of SIGPIPE (141) leaving its
@@ -83,6 +85,25 @@ rc=$?
 [ -e /mnt/st/s.diff ] && fail "snapshot left its storage file"
 no_snapshots
 note "SIGPIPE: snapshot ran its command to the end and cleaned up"
+
+# 4. SIGQUIT sent to 'snapshot' alone (not from a terminal) is passed on
+# to its command, as SIGTERM is, and the cleanup runs. On 926f177 it was
+# ignored: the command ran on.
+# (bsctl sigdfl: a background job of sh starts with SIGQUIT ignored, and
+# COMMAND gets the dispositions 'snapshot' started with.)
+bsctl sigdfl blksnap-storage snapshot --storage /mnt/st/q.diff --size 8M /dev/vdc -- \
+	sh -c 'sleep 60 & trap "kill \$!; exit 9" QUIT; wait' > /tmp/q.out 2>&1 &
+sq=$!
+scn_track $sq
+wait_for 30 grep -q watching /tmp/q.out || fail "snapshot did not start: $(cat /tmp/q.out)"
+kill -QUIT $sq
+wait_for 20 eval "! kill -0 $sq 2>/dev/null" || fail "snapshot still runs after SIGQUIT"
+wait $sq
+rc=$?
+[ $rc = 9 ] || fail "snapshot exited $rc, not its command's 9 (the command did not get SIGQUIT?): $(cat /tmp/q.out)"
+[ -e /mnt/st/q.diff ] && fail "snapshot left its storage file"
+no_snapshots
+note "SIGQUIT: passed on to the command; snapshot cleaned up"
 run umount /mnt/st
 run umount /mnt/o
 exit 0

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -697,6 +698,21 @@ static int cmd_fsmap(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * sigdfl CMD [ARGS...]: run CMD with SIGINT and SIGQUIT at their default,
+ * which a shell's background job starts without.
+ */
+static int cmd_sigdfl(int argc, char **argv)
+{
+	if (argc < 1)
+		return 2;
+	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	execvp(argv[0], argv);
+	fprintf(stderr, "bsctl: sigdfl: %s: %s\n", argv[0], strerror(errno));
+	return 127;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd;
@@ -714,6 +730,8 @@ int main(int argc, char **argv)
 		return cmd_nowait_write(argc - 2, argv + 2);
 	if (!strcmp(cmd, "fsmap"))
 		return cmd_fsmap(argc - 2, argv + 2);
+	if (!strcmp(cmd, "sigdfl"))
+		return cmd_sigdfl(argc - 2, argv + 2);
 	ctl_fd = open(BLK_SNAP_CTL, O_RDWR);
 	if (ctl_fd < 0) {
 		printf("ERR %s\n", errname(errno));
