@@ -1046,6 +1046,30 @@ bool diff_storage_is_waiting(struct diff_storage *diff_storage)
 	return READ_ONCE(diff_storage->waiting);
 }
 
+/**
+ * diff_storage_ask_again() - Queue a new request for storage if
+ *	copy-on-write waits for it and none is queued.
+ * @diff_storage:
+ *	The difference storage of a snapshot whose events are waited for.
+ *
+ * A wait asks once, when it begins. The process that took that request
+ * may have died in the middle of its growth: the next one to wait for an
+ * event must find the request again, or the copies fail at the deadline.
+ */
+void diff_storage_ask_again(struct diff_storage *diff_storage)
+{
+	bool ask;
+
+	spin_lock(&diff_storage->lock);
+	/* Not once an append has ended the wait, before the resume runs. */
+	ask = diff_storage->waiting && !diff_storage->wait_resume &&
+	      !diff_storage->wait_stopped;
+	spin_unlock(&diff_storage->lock);
+	/* Reclaim must not write to the devices that wait for storage. */
+	if (ask && event_queue_empty(&diff_storage->event_queue))
+		diff_storage_event_low(diff_storage, GFP_NOIO);
+}
+
 /* Wait, not interruptible (as copies are), until the wait ends. */
 void diff_storage_wait_for_space(struct diff_storage *diff_storage)
 {

@@ -152,6 +152,7 @@ int diff_storage_region_at(struct diff_storage *diff_storage, u64 place,
 int diff_storage_park(struct diff_storage *diff_storage,
 		      struct list_head *chunk_link);
 bool diff_storage_is_waiting(struct diff_storage *diff_storage);
+void diff_storage_ask_again(struct diff_storage *diff_storage);
 void diff_storage_wait_for_space(struct diff_storage *diff_storage);
 void diff_storage_stop_waiting(struct diff_storage *diff_storage);
 

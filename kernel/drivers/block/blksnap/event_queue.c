@@ -34,6 +34,17 @@ void event_queue_close(struct event_queue *event_queue)
 	wake_up_all(&event_queue->wq_head);
 }
 
+/* Is nothing queued? */
+bool event_queue_empty(struct event_queue *event_queue)
+{
+	bool empty;
+
+	spin_lock(&event_queue->lock);
+	empty = list_empty(&event_queue->list);
+	spin_unlock(&event_queue->lock);
+	return empty;
+}
+
 void event_queue_done(struct event_queue *event_queue)
 {
 	struct event *event;

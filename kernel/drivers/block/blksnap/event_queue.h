@@ -57,6 +57,7 @@ struct event_queue {
 void event_queue_init(struct event_queue *event_queue);
 void event_queue_close(struct event_queue *event_queue);
 void event_queue_done(struct event_queue *event_queue);
+bool event_queue_empty(struct event_queue *event_queue);
 
 int event_gen(struct event_queue *event_queue, gfp_t flags, int code,
 	      const void *data, int data_size);

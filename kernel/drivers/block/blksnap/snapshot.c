@@ -741,6 +741,7 @@ struct event *snapshot_wait_event(uuid_t *id, unsigned long timeout_ms)
 	if (!snapshot)
 		return ERR_PTR(-ESRCH);
 
+	diff_storage_ask_again(snapshot->diff_storage);
 	event = event_wait(&snapshot->diff_storage->event_queue, timeout_ms);
 
 	snapshot_put(snapshot);
