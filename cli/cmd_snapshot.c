@@ -27,7 +27,7 @@ static const char snapshot_help[] =
 	"                          DEVICE... -- COMMAND [ARGS...]\n"
 	"\n"
 	"Create a snapshot of the DEVICEs, give it FILE grown by SIZE as\n"
-	"storage, take it, and run COMMAND while growing FILE as 'watch' does\n"
+	"storage, take it, and run COMMAND while growing the storage as 'watch' does\n"
 	"(growth is logged on stderr, so COMMAND's stdout stays clean).  Then\n"
 	"destroy the snapshot (which lets go of FILE) and, if this command\n"
 	"created FILE, delete it.  COMMAND's environment has:\n"
@@ -43,7 +43,7 @@ static const char snapshot_help[] =
 	"     --storage FILE  the storage file (ext2/3/4 or xfs)\n"
 	"     --size SIZE     initial storage, e.g. 4G\n"
 	"     --step SIZE     grow by at least SIZE (default: what is requested)\n"
-	"     --limit SIZE    never make FILE larger than SIZE\n"
+	"     --limit SIZE    never let the storage at FILE pass SIZE\n"
 	"     --keep-storage  keep a FILE this command created\n"
 	" -h, --help          display this help\n";
 
@@ -79,6 +79,8 @@ struct run {
 };
 
 static volatile pid_t child_pid;
+/* A signal to pass on that came before COMMAND was started. */
+static volatile sig_atomic_t stop_signal;
 
 static int parse_option(struct run *r, int c)
 {
@@ -124,14 +126,27 @@ static int parse(int argc, char **argv, struct run *r)
 	return -1;
 }
 
+/* The signals passed on to COMMAND. */
+static void forwarded_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGQUIT);
+}
+
 static void *watcher_main(void *arg)
 {
 	struct run *r = arg;
-	sigset_t usr1;
+	sigset_t usr1, forwarded;
 
 	sigemptyset(&usr1);
 	sigaddset(&usr1, SIGUSR1);
 	pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
+	/* They are the main thread's, which knows COMMAND's pid. */
+	forwarded_signals(&forwarded);
+	pthread_sigmask(SIG_BLOCK, &forwarded, NULL);
 	r->watch_status = watch_loop(&r->s, &r->wo);
 	return NULL;
 }
@@ -146,6 +161,8 @@ static void forward_signal(int sig)
 {
 	if (child_pid > 0)
 		kill(child_pid, sig);
+	else
+		stop_signal = sig;
 }
 
 /*
@@ -254,14 +271,31 @@ static void exec_command(char **command)
 /* Run COMMAND to its end; its status in shell terms. */
 static int run_command(char **command)
 {
+	sigset_t forwarded, old;
 	int status;
-	pid_t pid = fork();
+	pid_t pid;
 
-	if (pid < 0)
+	/*
+	 * Held back until child_pid is set: one that came in between would
+	 * be lost (the child, before exec, has our handler and no child).
+	 */
+	forwarded_signals(&forwarded);
+	pthread_sigmask(SIG_BLOCK, &forwarded, &old);
+	if (stop_signal) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		report(NULL, "%s before COMMAND started: it is not run; "
+		       "cleaning up", strsignal(stop_signal));
+		return 128 + stop_signal;
+	}
+	pid = fork();
+	if (pid < 0) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		return fail("fork", -errno);
+	}
 	if (pid == 0)
-		exec_command(command);
+		exec_command(command);	/* restores dispositions, then mask */
 	child_pid = pid;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return fail("waitpid", -errno);
