@@ -674,8 +674,8 @@ int state_ids(struct blk_snap_uuid **ids, size_t *count)
 	return 0;
 }
 
-int state_owner(dev_t dev, ino_t ino, struct blk_snap_uuid *owner,
-		struct state_file *rec)
+int state_owner(dev_t dev, ino_t ino, const struct blk_snap_uuid *prefer,
+		struct blk_snap_uuid *owner, struct state_file *rec)
 {
 	struct dirent *e;
 	int ret = check_state_dir();
@@ -687,7 +687,9 @@ int state_owner(dev_t dev, ino_t ino, struct blk_snap_uuid *owner,
 	d = opendir(state_dir());
 	if (!d)
 		return errno == ENOENT ? -ENOENT : -errno;
-	while (ret == -ENOENT && (e = readdir(d))) {
+	while ((ret == -ENOENT || (!ret && memcmp(owner, prefer,
+						    sizeof(*owner)))) &&
+	       (e = readdir(d))) {
 		struct blk_snap_uuid id;
 		struct state_file *v;
 		size_t count;

@@ -77,10 +77,12 @@ int state_unnamed_get(const struct blk_snap_uuid *id, dev_t dev, ino_t ino,
 /*
  * The snapshot the file @dev:@ino is recorded for, whatever path led to
  * it (a bind mount, another namespace), and its record in @rec (path
- * NULL): 0, -ENOENT if none, or another -errno (state_strerror()).
+ * NULL): 0, -ENOENT if none, or another -errno (state_strerror()).  A
+ * stale record of a snapshot the kernel forgot may name a reused inode
+ * number: a record of @prefer wins over the others.
  */
-int state_owner(dev_t dev, ino_t ino, struct blk_snap_uuid *owner,
-		struct state_file *rec);
+int state_owner(dev_t dev, ino_t ino, const struct blk_snap_uuid *prefer,
+		struct blk_snap_uuid *owner, struct state_file *rec);
 
 /*
  * The snapshots that have records, in no particular order (@ids

@@ -260,18 +260,23 @@ static int get_mark(int fd, struct mark *m)
  * mode 0600 is not. 1, 0 or -errno: -EPERM for an immutable file, which
  * hides the answer (root can make a held file immutable).
  */
-static int held_by_kernel(const struct sf_file *f)
+static int held_by_fd(int rfd)
 {
 	char proc[64];
 	int fd;
 
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", sf_fd(f));
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", rfd);
 	fd = open(proc, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd >= 0) {
 		close(fd);
 		return 0;
 	}
 	return errno == ETXTBSY ? 1 : -errno;
+}
+
+static int held_by_kernel(const struct sf_file *f)
+{
+	return held_by_fd(sf_fd(f));
 }
 
 /* Delete the name only while it still leads to the file @f. */
@@ -367,15 +372,16 @@ static int examine_existing(struct storage *s, struct sf_file *f,
 
 	held = held_by_kernel(f);
 	if (held == -EPERM)
-		return say(why, -EEXIST, "is immutable, so whether a snapshot "
-			   "holds it cannot be told: choose another path (a "
+		return say(why, -EEXIST, "is immutable or append-only, so "
+			   "whether a snapshot holds it cannot be told: choose "
+			   "another path (a "
 			   "file an older blksnap-storage left pinned is freed "
 			   "with 'chattr -i' once no snapshot exists)");
 	marked = held < 0 ? held : get_mark(sf_fd(f), &m);
 	if (marked < 0)
 		return say(why, marked, "cannot tell whether a snapshot holds "
 			   "it: %s", strerror(-marked));
-	ret = state_owner(st->st_dev, st->st_ino, &owner, &rec);
+	ret = state_owner(st->st_dev, st->st_ino, &s->id, &owner, &rec);
 	if (ret && ret != -ENOENT)
 		return say(why, ret, "%s", state_strerror(ret));
 	if (!ret) {
@@ -429,10 +435,10 @@ static int examine_existing(struct storage *s, struct sf_file *f,
 			   "another state directory or mount namespace): "
 			   "choose another path", m.snapshot, state_dir());
 	if (held)
-		return say(why, -EBUSY, "held by the kernel as storage of a "
-			   "live snapshot not recorded in %s (given through "
-			   "another state directory or mount namespace): "
-			   "choose another path", state_dir());
+		return say(why, -EBUSY, "in use by the kernel (a swap file, or "
+			   "storage of a live snapshot not recorded in %s, "
+			   "given through another state directory or mount "
+			   "namespace): choose another path", state_dir());
 	/* Not for a snapshot that is gone: the add fails anyway. */
 	if (marked && snapshot_gone(s->ctl, &s->id))
 		return say(why, -ESRCH, "left as it is: snapshot %s was "
@@ -1103,15 +1109,30 @@ int storage_release_path(const struct state_file *rec, bool *immutable,
 		close(dirfd);
 		return ret;
 	}
-	/* Pinned by a blksnap-storage before the kernel held its files. */
 	fd = openat(dirfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
 		    O_CLOEXEC);
-	if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) &&
-	    st.st_dev == rec->dev && st.st_ino == rec->ino &&
-	    !ioctl(fd, FS_IOC_GETFLAGS, &flags))
-		*immutable = flags & FS_IMMUTABLE_FL;
-	if (fd >= 0)
-		close(fd);
 	close(dirfd);
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    st.st_dev != rec->dev || st.st_ino != rec->ino) {
+		if (fd >= 0)
+			close(fd);
+		return say(why, -EAGAIN, "changed while it was looked at: "
+			   "left as it is");
+	}
+	/*
+	 * Its snapshot is destroyed, so the kernel holds it only for
+	 * another one: a file with the recorded inode number, reused.
+	 */
+	ret = held_by_fd(fd);
+	if (ret == 1) {
+		close(fd);
+		return say(why, -EBUSY, "is storage the kernel holds for "
+			   "another snapshot (the recorded inode number was "
+			   "reused): left as it is");
+	}
+	/* Pinned by a blksnap-storage before the kernel held its files. */
+	if (!ioctl(fd, FS_IOC_GETFLAGS, &flags))
+		*immutable = flags & FS_IMMUTABLE_FL;
+	close(fd);
 	return 0;
 }

@@ -382,7 +382,8 @@ static int on_low_space(struct watch *w, uint64_t requested_sectors)
 			 */
 			if (++failures < GROW_RETRIES && !stop_requested) {
 				nanosleep(&retry_pause, NULL);
-				continue;
+				if (!stop_requested)
+					continue;
 			}
 			/* Still make the next spare: the next event needs it. */
 			return refill_spare(w);

@@ -204,7 +204,7 @@ bad 1 add --snapshot "$id" /mnt/st/existing 1M
 # exists (on f76c335 it said "'chattr -i' and delete it first" outright).
 chattr +i /mnt/st/existing || fail "chattr +i failed"
 bad 1 add --snapshot "$id" /mnt/st/existing 1M
-grep -q "is immutable, so whether a snapshot holds it cannot be told: choose another path (a file an older blksnap-storage left pinned is freed with 'chattr -i' once no snapshot exists)$" /tmp/err ||
+grep -q "is immutable or append-only, so whether a snapshot holds it cannot be told: choose another path (a file an older blksnap-storage left pinned is freed with 'chattr -i' once no snapshot exists)$" /tmp/err ||
 	fail "wrong message for a pinned file of no snapshot recorded here: $(cat /tmp/err)"
 chattr -i /mnt/st/existing || fail "chattr -i failed"
 bad 1 add --snapshot "$id" /mnt/st 1M
