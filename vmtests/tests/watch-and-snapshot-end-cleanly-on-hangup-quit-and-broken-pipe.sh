@@ -92,10 +92,10 @@ note "SIGPIPE: snapshot ran its command to the end and cleaned up"
 # (bsctl sigdfl: a background job of sh starts with SIGQUIT ignored, and
 # COMMAND gets the dispositions 'snapshot' started with.)
 bsctl sigdfl blksnap-storage snapshot --storage /mnt/st/q.diff --size 8M /dev/vdc -- \
-	sh -c 'sleep 60 & trap "kill \$!; exit 9" QUIT; wait' > /tmp/q.out 2>&1 &
+	sh -c 'trap "kill \$!; exit 9" QUIT; sleep 60 & echo ready; wait' > /tmp/q.out 2>&1 &
 sq=$!
 scn_track $sq
-wait_for 30 grep -q watching /tmp/q.out || fail "snapshot did not start: $(cat /tmp/q.out)"
+wait_for 30 grep -q '^ready$' /tmp/q.out || fail "the command did not start: $(cat /tmp/q.out)"
 kill -QUIT $sq
 wait_for 20 eval "! kill -0 $sq 2>/dev/null" || fail "snapshot still runs after SIGQUIT"
 wait $sq
