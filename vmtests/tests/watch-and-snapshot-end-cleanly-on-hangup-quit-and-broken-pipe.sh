@@ -68,6 +68,17 @@ blksnap-storage list | grep -q "^$id	taken	/mnt/st/w.diff$" || fail "list after 
 note "SIGPIPE: the watcher grew the file and exited 0"
 snap_destroy "$id" /mnt/st/w.diff
 
+# snapshot_ends PID SECONDS STATUS FILE HINT: 'snapshot' PID ends within
+# SECONDS with its command's STATUS, its FILE deleted, no snapshot left.
+snapshot_ends() {
+	wait_for "$2" eval "! kill -0 $1 2>/dev/null" || fail "snapshot still runs ($5)"
+	wait "$1"
+	rc=$?
+	[ $rc = "$3" ] || fail "snapshot exited $rc, not its command's $3 ($5)"
+	[ -e "$4" ] && fail "snapshot left its storage file $4"
+	no_snapshots
+}
+
 # 3. 'snapshot' whose stderr reader went away: its watcher logs growths there.
 rm -f /tmp/p && mkfifo /tmp/p || fail "mkfifo"
 # (COMMAND writes nothing there itself: it would die of SIGPIPE too.)
@@ -78,12 +89,7 @@ sp=$!
 scn_track $sp
 head -n 1 < /tmp/p > /tmp/first
 grep -q watching /tmp/first || fail "snapshot's first line: $(cat /tmp/first)"
-wait_for 60 eval "! kill -0 $sp 2>/dev/null" || fail "snapshot still runs"
-wait $sp
-rc=$?
-[ $rc = 7 ] || fail "snapshot exited $rc, not its command's 7 (141: killed by SIGPIPE)"
-[ -e /mnt/st/s.diff ] && fail "snapshot left its storage file"
-no_snapshots
+snapshot_ends $sp 60 7 /mnt/st/s.diff "141: killed by SIGPIPE"
 note "SIGPIPE: snapshot ran its command to the end and cleaned up"
 
 # 4. SIGQUIT sent to 'snapshot' alone (not from a terminal) is passed on
@@ -97,12 +103,7 @@ sq=$!
 scn_track $sq
 wait_for 30 grep -q '^ready$' /tmp/q.out || fail "the command did not start: $(cat /tmp/q.out)"
 kill -QUIT $sq
-wait_for 20 eval "! kill -0 $sq 2>/dev/null" || fail "snapshot still runs after SIGQUIT"
-wait $sq
-rc=$?
-[ $rc = 9 ] || fail "snapshot exited $rc, not its command's 9 (the command did not get SIGQUIT?): $(cat /tmp/q.out)"
-[ -e /mnt/st/q.diff ] && fail "snapshot left its storage file"
-no_snapshots
+snapshot_ends $sq 20 9 /mnt/st/q.diff "the command did not get SIGQUIT?"
 note "SIGQUIT: passed on to the command; snapshot cleaned up"
 run umount /mnt/st
 run umount /mnt/o
