@@ -350,7 +350,7 @@ static int fault_point(const char *step, char *why)
 }
 
 /* The storage this path holds, as far as the records tell. */
-static uint64_t storage_bytes(const struct storage *s)
+uint64_t storage_size(const struct storage *s)
 {
 	return s->named_bytes + s->unnamed_bytes + s->spare_bytes;
 }
@@ -837,7 +837,7 @@ static int grow(struct storage *s, uint64_t bytes, struct growth *g,
 	int ret;
 
 	memset(g, 0, sizeof(*g));
-	g->old_size = storage_bytes(s);
+	g->old_size = storage_size(s);
 	ret = find_take_view(s, &view, why);
 	if (!ret)
 		ret = check_stacking(s, why);
@@ -926,7 +926,7 @@ out:
 		    "grew its storage: nothing was given to it (%s)", uuid,
 		    first);
 	}
-	g->new_size = storage_bytes(s);
+	g->new_size = storage_size(s);
 	sf_ranges_free(&new);
 	sf_ranges_free(&usable);
 	return ret;
@@ -996,11 +996,6 @@ bool storage_on_snapshot(const struct storage *s)
 	free(origs);
 	free(info);
 	return on;
-}
-
-uint64_t storage_size(const struct storage *s)
-{
-	return storage_bytes(s);
 }
 
 uint32_t storage_align(const struct storage *s)
