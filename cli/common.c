@@ -348,6 +348,12 @@ bool resolve_devices(char **args, int count, dev_t *devs)
 			report(args[i], "%s", cause ? cause : strerror(-ret));
 			return false;
 		}
+		if (device_is_zoned(devs[i])) {
+			report(args[i], "a zoned device cannot be snapshotted: "
+			       "its zone resets change data that copy-on-write "
+			       "cannot save first");
+			return false;
+		}
 		for (int j = 0; j < i; j++)
 			if (devs[j] == devs[i]) {
 				report(args[i], "same device as %s", args[j]);

@@ -79,6 +79,31 @@ int device_resolve(const char *arg, dev_t *dev, const char **cause)
 	return 0;
 }
 
+bool device_is_zoned(dev_t dev)
+{
+	/* A partition has no queue directory of its own: its disk's. */
+	static const char *const where[] = { "queue/zoned", "../queue/zoned" };
+	char path[96], buf[16];
+
+	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+		ssize_t n;
+		int fd;
+
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/%s",
+			 major(dev), minor(dev), where[i]);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			return false;
+		buf[n] = '\0';
+		return strncmp(buf, "none", 4) != 0;
+	}
+	return false;
+}
+
 /* The unsigned number in sysfs file @dir/@name. */
 static int sysfs_u64(const char *dir, const char *name, uint64_t *val)
 {

@@ -22,6 +22,13 @@ int device_resolve(const char *arg, dev_t *dev, const char **cause);
 void device_name(dev_t dev, char *buf, size_t len);
 
 /*
+ * device_is_zoned() - is @dev (or, for a partition, its disk) zoned?
+ * Sysfs says so; where it cannot be read the answer is false, and the
+ * kernel's own check refuses the device.
+ */
+bool device_is_zoned(dev_t dev);
+
+/*
  * device_partition() - where partition @dev lies on its whole disk.
  * @whole:   out, the disk.
  * @start:   out, its first sector on @whole (512-byte units).

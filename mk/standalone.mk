@@ -14,7 +14,7 @@ STOCK_VMLINUZ    := /boot/vmlinuz-$(STOCK_ABI)
 STANDALONE_SRC   := $(wildcard kernel/standalone/*) $(KDRIVER_SRC)
 # Debian's modules the tests need (their dependencies come from modules.dep).
 STOCK_KMODS      := virtio_pci virtio_blk virtio_console crc32c_generic ext4 \
-                    xfs dm_mod dm_snapshot dm_flakey dm_delay loop
+                    xfs dm_mod dm_snapshot dm_flakey dm_delay loop null_blk
 # Test-only modules for the guest (vmtests/stock/), never packaged.
 STOCK_TEST_OUT   := $(BUILD)/standalone-test
 STOCK_TEST_KOS   := $(STOCK_TEST_OUT)/ipmodify_holder.ko

@@ -179,6 +179,11 @@ guest_cleanup() {
 		done
 	fi
 	dmsetup remove_all --noudevsync 2>/dev/null
+	for nb in /sys/kernel/config/nullb/*/; do
+		[ -d "$nb" ] || continue
+		echo 0 > "$nb/power" 2>/dev/null
+		rmdir "$nb"
+	done
 	losetup -D 2>/dev/null
 	# make_loop's files are in RAM: left there, they would fill it.
 	rm -rf /dev/shm/loops
@@ -297,6 +302,29 @@ dm_create() {
 	run dmsetup create --noudevsync "$1" --table "$2" > /dev/null
 	run dmsetup mknodes "$1" > /dev/null
 	[ -b "/dev/mapper/$1" ] || fail "/dev/mapper/$1 did not appear"
+}
+
+# zoned_nullb NAME SIZE_MIB ZONE_MIB: a zoned null_blk device kept in
+# memory, made through configfs; prints its /dev node.
+zoned_nullb() {
+	local d=/sys/kernel/config/nullb/$1
+	[ -d /sys/kernel/config/nullb ] || fail "no null_blk configfs (CONFIG_BLK_DEV_NULL_BLK, configfs mounted?)"
+	mkdir "$d" || fail "mkdir $d failed"
+	echo "$2" > "$d/size" && echo 1 > "$d/memory_backed" &&
+		echo 1 > "$d/zoned" && echo "$3" > "$d/zone_size" &&
+		echo 1 > "$d/power" || fail "null_blk $1 did not power on"
+	# Named nullbINDEX, or after the directory in later kernels.
+	wait_for 5 nullb_node "$1" "$(cat "$d/index")" > /dev/null ||
+		fail "null_blk $1 has no /dev node: $(ls /sys/block | tr '\n' ' ')" >&2
+	nullb_node "$1" "$(cat "$d/index")"
+}
+
+nullb_node() {
+	local n
+	for n in "/dev/$1" "/dev/nullb$2"; do
+		[ -b "$n" ] && echo "$n" && return 0
+	done
+	return 1
 }
 
 # dm_swap NAME < TABLE: give NAME a new table (suspend, reload, resume).

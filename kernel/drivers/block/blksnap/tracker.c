@@ -637,6 +637,17 @@ struct tracker *tracker_create_or_get(dev_t dev_id)
 		tracker = ERR_PTR(-EINVAL);
 		goto put_bdev;
 	}
+	/*
+	 * A zone reset or finish changes data with a write of no size, and
+	 * a zone append chooses its sector on completion: neither can be
+	 * copied first nor marked in the change table.
+	 */
+	if (bdev_is_zoned(bdev)) {
+		pr_err("Cannot track device [%u:%u]: it is zoned\n",
+		       MAJOR(dev_id), MINOR(dev_id));
+		tracker = ERR_PTR(-EOPNOTSUPP);
+		goto put_bdev;
+	}
 
 	tr_dev = kzalloc(sizeof(*tr_dev), GFP_KERNEL);
 	if (!tr_dev) {
