@@ -147,7 +147,7 @@ tree_sums() {
 # image_of ID ORIGDEV -> /dev/blksnap-imageN
 image_of() {
 	local want pair
-	want=$(devnum "$2")
+	want=$(devno "$2")
 	for pair in $(bsok images "$1"); do
 		if [ "${pair%%=*}" = "$want" ]; then
 			echo "/dev/blksnap-image${pair##*:}"

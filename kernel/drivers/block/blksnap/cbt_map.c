@@ -189,6 +189,14 @@ void cbt_map_switch(struct cbt_map *cbt_map)
 	spin_unlock(&cbt_map->locker);
 }
 
+/* Reported with the table; the next take starts it afresh. */
+void cbt_map_set_corrupted(struct cbt_map *cbt_map)
+{
+	spin_lock(&cbt_map->locker);
+	cbt_map->is_corrupted = true;
+	spin_unlock(&cbt_map->locker);
+}
+
 static inline int _cbt_map_set(struct cbt_map *cbt_map, sector_t sector_start,
 			       sector_t sector_cnt, u8 snap_number,
 			       unsigned char *map)

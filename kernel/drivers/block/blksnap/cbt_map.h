@@ -96,6 +96,7 @@ static inline void cbt_map_put(struct cbt_map *cbt_map)
 };
 
 void cbt_map_switch(struct cbt_map *cbt_map);
+void cbt_map_set_corrupted(struct cbt_map *cbt_map);
 int cbt_map_set(struct cbt_map *cbt_map, sector_t sector_start,
 		sector_t sector_cnt);
 int cbt_map_set_both(struct cbt_map *cbt_map, sector_t sector_start,

@@ -651,6 +651,28 @@ static int snapshot_switch_trackers(struct snapshot *snapshot)
 	return ret;
 }
 
+/*
+ * The writes admitted before the take must have landed before its images
+ * can be read: each is either in the image, or copied with its chunk if
+ * a later write came first, and never lands in the image afterwards.
+ * Nobody can read an image yet: they are made after this.
+ */
+static int snapshot_wait_for_writes_before_take(struct snapshot *snapshot)
+{
+	int inx;
+
+	for (inx = 0; inx < snapshot->count; inx++) {
+		struct tracker *tracker = snapshot->tracker_array[inx];
+
+		if (tracker_wait_for_writes_before_take(tracker)) {
+			pr_err("Unable to take snapshot of [%u:%u]: killed while waiting for the writes in flight at the take\n",
+			       MAJOR(tracker->dev_id), MINOR(tracker->dev_id));
+			return -EINTR;
+		}
+	}
+	return 0;
+}
+
 static int snapshot_create_images(struct snapshot *snapshot)
 {
 	int inx;
@@ -705,9 +727,12 @@ int snapshot_take(uuid_t *id)
 		goto out;
 	}
 	snapshot->is_taken = true;
-	pr_info("Snapshot was taken successfully\n");
 
-	ret = snapshot_create_images(snapshot);
+	ret = snapshot_wait_for_writes_before_take(snapshot);
+	if (!ret)
+		ret = snapshot_create_images(snapshot);
+	if (!ret)
+		pr_info("Snapshot was taken successfully\n");
 	if (ret) {
 		/*
 		 * The devices are being copied on write already, for a

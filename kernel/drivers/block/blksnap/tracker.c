@@ -5,6 +5,8 @@
 #include <linux/blk-mq.h>
 #include <linux/sched/mm.h>
 #include <linux/percpu-rwsem.h>
+#include <linux/mempool.h>
+#include <linux/mm.h>
 #include <uapi/linux/blksnap.h>
 #include "params.h"
 #include "tracker.h"
@@ -65,6 +67,35 @@ struct tracker_release_worker {
 
 static struct tracker_release_worker tracker_release_worker;
 
+/*
+ * A write between the filter and its completion. A take must not return
+ * while a write admitted before it is still on its way to the device:
+ * the write passed uncopied, and landing after the take it would change
+ * the image; a copy of its chunk made meanwhile may also lack it, so
+ * the take marks it in the new generation of the change table too.
+ * Below the filter a write can be held for long (dm-delay, a dm-thin
+ * pool out of space, an I/O scheduler), and only its completion says
+ * that it has landed: the filter takes the bio's completion over
+ * (as bcache does for a detached device) and gives it back then.
+ */
+struct tracker_write {
+	struct list_head link;
+	struct tracker *tracker;
+	sector_t sector;
+	sector_t count;
+	unsigned int epoch;
+	bio_end_io_t *bi_end_io;
+	void *bi_private;
+};
+
+/*
+ * Enough records for the writes that a few deep queues hold, so that a
+ * write waits for another's completion rather than for reclaim.
+ */
+#define TRACKER_WRITES_RESERVED 256
+static struct kmem_cache *tracker_write_cache;
+static mempool_t tracker_write_pool;
+
 void tracker_lock(void)
 {
 	pr_debug("Lock trackers\n");
@@ -80,6 +111,7 @@ void tracker_unlock(void)
 static void tracker_free(struct tracker *tracker)
 {
 	might_sleep();
+	WARN_ON(!list_empty(&tracker->writes));
 
 	pr_debug("Free tracker for device [%u:%u].\n", MAJOR(tracker->dev_id),
 		 MINOR(tracker->dev_id));
@@ -201,10 +233,138 @@ void tracker_wait_for_writes(struct tracker *tracker)
 		       !atomic_read(&tracker->cow_in_flight));
 }
 
+static void tracker_write_end_io(struct bio *bio)
+{
+	struct tracker_write *write = bio->bi_private;
+	struct tracker *tracker = write->tracker;
+	unsigned long flags;
+	bool wake = false;
+
+	bio->bi_end_io = write->bi_end_io;
+	bio->bi_private = write->bi_private;
+
+	spin_lock_irqsave(&tracker->writes_lock, flags);
+	list_del(&write->link);
+	if (write->epoch != tracker->write_epoch)
+		wake = !--tracker->writes_before_take;
+	spin_unlock_irqrestore(&tracker->writes_lock, flags);
+	if (wake)
+		wake_up_all(&tracker->writes_wait);
+
+	mempool_free(write, &tracker_write_pool);
+	bio->bi_end_io(bio);
+	/* The filter's reference, taken for this write. */
+	tracker_put(tracker);
+}
+
+/*
+ * Under tracker_submit_lock (read): a take either lists the write as
+ * admitted before it, or the write sees the take.
+ */
+static void tracker_write_start(struct tracker *tracker,
+				struct tracker_write *write, struct bio *bio,
+				sector_t sector, sector_t count)
+{
+	bdev_filter_get(&tracker->flt);
+	write->tracker = tracker;
+	write->sector = sector;
+	write->count = count;
+	write->bi_end_io = bio->bi_end_io;
+	write->bi_private = bio->bi_private;
+
+	spin_lock_irq(&tracker->writes_lock);
+	write->epoch = tracker->write_epoch;
+	list_add_tail(&write->link, &tracker->writes);
+	spin_unlock_irq(&tracker->writes_lock);
+
+	bio->bi_end_io = tracker_write_end_io;
+	bio->bi_private = write;
+}
+
+static bool tracker_writes_before_take_done(struct tracker *tracker)
+{
+	bool done;
+
+	spin_lock_irq(&tracker->writes_lock);
+	done = !tracker->writes_before_take;
+	spin_unlock_irq(&tracker->writes_lock);
+	return done;
+}
+
+/*
+ * Wait until the writes admitted before the latest take have completed.
+ * A device below may hold them for as long as it likes (a multipath
+ * device queueing without a path): the wait is killable.
+ *
+ * Return: 0, or -EINTR if a fatal signal ended the wait.
+ */
+int tracker_wait_for_writes_before_take(struct tracker *tracker)
+{
+	if (wait_event_killable(tracker->writes_wait,
+				tracker_writes_before_take_done(tracker)))
+		return -EINTR;
+	return 0;
+}
+
+/*
+ * Under tracker_lock(), after the change table switched: the writes in
+ * flight become writes before the take, and their sectors are marked in
+ * the new generation. The marks are made from a copy of their ranges:
+ * cbt_map->locker is not taken under writes_lock, which completions
+ * take with interrupts off. No write can start meanwhile; completions
+ * only shrink the list.
+ */
+static void tracker_writes_to_new_epoch(struct tracker *tracker)
+{
+	struct tracker_write *write;
+	struct {
+		sector_t sector;
+		sector_t count;
+	} *ranges = NULL;
+	unsigned long count = 0;
+	unsigned long inx;
+
+	spin_lock_irq(&tracker->writes_lock);
+	list_for_each_entry(write, &tracker->writes, link)
+		count++;
+	spin_unlock_irq(&tracker->writes_lock);
+	if (count) {
+		ranges = kvmalloc_array(count, sizeof(*ranges), GFP_NOIO);
+		if (!ranges) {
+			/* The next take resets the table: a full backup. */
+			pr_err("No memory to mark the writes in flight of device [%u:%u]: change tracking reset\n",
+			       MAJOR(tracker->dev_id), MINOR(tracker->dev_id));
+			cbt_map_set_corrupted(tracker->cbt_map);
+		}
+	}
+
+	spin_lock_irq(&tracker->writes_lock);
+	tracker->write_epoch++;
+	inx = 0;
+	list_for_each_entry(write, &tracker->writes, link) {
+		if (ranges && inx < count) {
+			ranges[inx].sector = write->sector;
+			ranges[inx].count = write->count;
+		}
+		inx++;
+	}
+	tracker->writes_before_take = inx;
+	spin_unlock_irq(&tracker->writes_lock);
+
+	if (!ranges)
+		return;
+	count = min(count, inx);
+	for (inx = 0; inx < count; inx++)
+		cbt_map_set(tracker->cbt_map, ranges[inx].sector,
+			    ranges[inx].count);
+	kvfree(ranges);
+}
+
 static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
 {
 	struct tracker *tracker = container_of(flt, struct tracker, flt);
 	bool is_nowait = !!(bio->bi_opf & REQ_NOWAIT);
+	struct tracker_write *write;
 	unsigned int current_flag;
 	sector_t sector;
 	sector_t count;
@@ -240,14 +400,23 @@ static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
 		return true;
 	}
 
+	write = mempool_alloc(&tracker_write_pool,
+			      is_nowait ? GFP_NOWAIT : GFP_NOIO);
+	if (!write) {
+		bio_wouldblock_error(bio);
+		return false;
+	}
 	if (is_nowait) {
 		if (!percpu_down_read_trylock(&tracker_submit_lock)) {
+			mempool_free(write, &tracker_write_pool);
 			bio_wouldblock_error(bio);
 			return false;
 		}
 	} else {
 		percpu_down_read(&tracker_submit_lock);
 	}
+	/* From here every way out completes or passes the bio. */
+	tracker_write_start(tracker, write, bio, sector, count);
 
 	/*
 	 * A discard is advisory: while a snapshot is held it is completed
@@ -300,12 +469,12 @@ static void tracker_release_work(struct work_struct *work)
 		container_of(work, struct tracker_release_worker, work);
 
 	do {
-		spin_lock(&tracker_release->lock);
+		spin_lock_irq(&tracker_release->lock);
 		tracker = list_first_entry_or_null(&tracker_release->list,
 						   struct tracker, link);
 		if (tracker)
 			list_del(&tracker->link);
-		spin_unlock(&tracker_release->lock);
+		spin_unlock_irq(&tracker_release->lock);
 
 		if (tracker)
 			tracker_free(tracker);
@@ -317,9 +486,12 @@ static void tracker_detach_cb(struct kref *kref)
 	struct bdev_filter *flt = container_of(kref, struct bdev_filter, kref);
 	struct tracker *tracker = container_of(flt, struct tracker, flt);
 
-	spin_lock(&tracker_release_worker.lock);
+	unsigned long flags;
+
+	/* The last reference may be a write's, put by its completion. */
+	spin_lock_irqsave(&tracker_release_worker.lock, flags);
 	list_add_tail(&tracker->link, &tracker_release_worker.list);
-	spin_unlock(&tracker_release_worker.lock);
+	spin_unlock_irqrestore(&tracker_release_worker.lock, flags);
 
 	queue_work(system_wq, &tracker_release_worker.work);
 }
@@ -422,6 +594,9 @@ static struct tracker *tracker_new(struct block_device *bdev)
 	atomic_set(&tracker->snapshot_is_taken, false);
 	atomic_set(&tracker->cow_in_flight, 0);
 	atomic_set(&tracker->in_snapshot, 0);
+	spin_lock_init(&tracker->writes_lock);
+	INIT_LIST_HEAD(&tracker->writes);
+	init_waitqueue_head(&tracker->writes_wait);
 	tracker->dev_id = bdev->bd_dev;
 
 	pr_info("Create tracker for device [%u:%u]. Capacity 0x%llx sectors\n",
@@ -484,6 +659,7 @@ int tracker_take_snapshot(struct tracker *tracker)
 	}
 
 	cbt_map_switch(tracker->cbt_map);
+	tracker_writes_to_new_epoch(tracker);
 	atomic_set(&tracker->snapshot_is_taken, true);
 
 	return 0;
@@ -513,11 +689,28 @@ int tracker_init(void)
 	if (ret)
 		return ret;
 
+	tracker_write_cache = KMEM_CACHE(tracker_write, 0);
+	if (!tracker_write_cache) {
+		ret = -ENOMEM;
+		goto fail_cache;
+	}
+	ret = mempool_init_slab_pool(&tracker_write_pool,
+				     TRACKER_WRITES_RESERVED,
+				     tracker_write_cache);
+	if (ret)
+		goto fail_pool;
+
 	INIT_WORK(&tracker_release_worker.work, tracker_release_work);
 	INIT_LIST_HEAD(&tracker_release_worker.list);
 	spin_lock_init(&tracker_release_worker.lock);
 
 	return 0;
+
+fail_pool:
+	kmem_cache_destroy(tracker_write_cache);
+fail_cache:
+	percpu_free_rwsem(&tracker_submit_lock);
+	return ret;
 }
 
 /* Detach the tracker of @bdev, unless a snapshot holds it. */
@@ -609,6 +802,9 @@ void tracker_done(void)
 	 * the lock is left queued when the module's memory goes.
 	 */
 	percpu_free_rwsem(&tracker_submit_lock);
+	/* Every write's record was freed before its tracker's reference. */
+	mempool_exit(&tracker_write_pool);
+	kmem_cache_destroy(tracker_write_cache);
 }
 
 struct tracker *tracker_create_or_get(dev_t dev_id)

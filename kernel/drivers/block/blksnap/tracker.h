@@ -34,6 +34,20 @@ struct blk_snap_block_range;
  *	Writes in copy-on-write, some of which wait for their copies without
  *	tracker_submit_lock: the snapshot's release waits for them before it
  *	puts @diff_area (tracker_wait_for_writes()).
+ * @writes_lock:
+ *	Protects @writes, @write_epoch and @writes_before_take; taken in
+ *	the completion of a write, with interrupts off.
+ * @writes:
+ *	Writes that passed the filter and have not completed
+ *	(struct tracker_write).
+ * @write_epoch:
+ *	Raised by each take: a write of an older epoch was admitted
+ *	before the latest take.
+ * @writes_before_take:
+ *	How many of @writes are of an older epoch: the take waits on
+ *	@writes_wait until none is left.
+ * @writes_wait:
+ *	Woken when @writes_before_take reaches zero.
  * @cbt_map:
  *	Pointer to a change block tracker map.
  * @diff_area:
@@ -52,6 +66,13 @@ struct tracker {
 	atomic_t snapshot_is_taken;
 	atomic_t cow_in_flight;
 
+	/* protects writes, write_epoch and writes_before_take */
+	spinlock_t writes_lock;
+	struct list_head writes;
+	unsigned int write_epoch;
+	unsigned long writes_before_take;
+	wait_queue_head_t writes_wait;
+
 	struct cbt_map *cbt_map;
 	struct diff_area *diff_area;
 };
@@ -59,6 +80,7 @@ struct tracker {
 void tracker_lock(void);
 void tracker_unlock(void);
 void tracker_wait_for_writes(struct tracker *tracker);
+int tracker_wait_for_writes_before_take(struct tracker *tracker);
 
 static inline void tracker_put(struct tracker *tracker)
 {
