@@ -74,6 +74,7 @@ void diff_area_free(struct kref *kref)
 		container_of(kref, struct diff_area, kref);
 
 	might_sleep();
+	diff_storage_remove_origin(&diff_area->origin);
 	/*
 	 * Nothing may start I/O on the chunks any more: the cache release
 	 * work stops at the corrupted flag, and what it already started is
@@ -224,6 +225,60 @@ static void diff_area_cache_release_work(struct work_struct *work)
 	diff_area_cache_release(diff_area);
 }
 
+/* Records looked up per hold of map_lock (interrupts off). */
+#define UNSAVED_BATCH 1024
+
+static bool diff_area_find_record(struct diff_area *diff_area,
+				  unsigned long number, u64 *place);
+
+/*
+ * The origin's check for storage appended after the take (see
+ * diff_storage_check_origins()): does the range of @bdev cover a chunk
+ * of the original device that is not stored? A chunk being copied is not
+ * stored yet. Records are only ever added, so the lock can be dropped
+ * between batches.
+ */
+static bool diff_area_unsaved(struct diff_storage_origin *origin,
+			      struct block_device *bdev, sector_t sector,
+			      sector_t count)
+{
+	struct diff_area *diff_area =
+		container_of(origin, struct diff_area, origin);
+	sector_t orig_start = diff_area->orig_bdev->bd_start_sect;
+	sector_t start = sector + bdev->bd_start_sect;
+	sector_t end = start + count;
+	unsigned long number, last;
+
+	/* Compared on the whole disk: either may be a partition of it. */
+	if (bdev_whole(bdev) != bdev_whole(diff_area->orig_bdev) ||
+	    end <= orig_start)
+		return false;
+	start = start > orig_start ? start - orig_start : 0;
+	end = min(end - orig_start, diff_area->capacity);
+	if (start >= end)
+		return false;
+
+	number = chunk_number(diff_area, start);
+	last = chunk_number(diff_area, end - 1);
+	while (number <= last) {
+		unsigned long batch_last = min(last, number + UNSAVED_BATCH - 1);
+		bool stored = true;
+
+		spin_lock_irq(&diff_area->map_lock);
+		for (; number <= batch_last; number++) {
+			if (!diff_area_find_record(diff_area, number, NULL)) {
+				stored = false;
+				break;
+			}
+		}
+		spin_unlock_irq(&diff_area->map_lock);
+		if (!stored)
+			return true;
+		cond_resched();
+	}
+	return false;
+}
+
 struct diff_area *diff_area_new(dev_t dev_id, struct diff_storage *diff_storage)
 {
 	struct diff_area *diff_area = NULL;
@@ -288,6 +343,8 @@ struct diff_area *diff_area_new(dev_t dev_id, struct diff_storage *diff_storage)
 	atomic_set(&diff_area->corrupt_flag, 0);
 	atomic_set(&diff_area->pending_io_count, 0);
 
+	diff_area->origin.unsaved = diff_area_unsaved;
+	diff_storage_add_origin(diff_storage, &diff_area->origin);
 	return diff_area;
 }
 

@@ -12,6 +12,7 @@
 #include <linux/hashtable.h>
 #include <linux/wait.h>
 #include <linux/wait_bit.h>
+#include "diff_storage.h"
 #include "event_queue.h"
 #include "diff_buffer.h"
 
@@ -110,6 +111,7 @@ struct diff_region;
  */
 struct diff_area {
 	struct kref kref;
+	struct diff_storage_origin origin;
 
 	struct block_device *orig_bdev;
 	struct diff_storage *diff_storage;

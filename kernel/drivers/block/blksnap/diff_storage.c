@@ -19,6 +19,7 @@
 #include "diff_io.h"
 #include "diff_buffer.h"
 #include "diff_storage.h"
+#include "snapimage.h"
 
 /**
  * struct storage_bdev - Information about the opened block device.
@@ -74,6 +75,14 @@ struct storage_block {
 	sector_t used;
 };
 
+/*
+ * One storage append at a time, across the checks and the append, for
+ * every snapshot: the checks look at all of them. Also protects the list
+ * of storages and each one's origins.
+ */
+static DEFINE_MUTEX(append_lock);
+static LIST_HEAD(diff_storages);
+
 static inline int diff_storage_event_low(struct diff_storage *diff_storage,
 					 gfp_t gfp)
 {
@@ -109,6 +118,8 @@ struct diff_storage *diff_storage_new(diff_storage_resume_fn resume_parked)
 		return NULL;
 
 	kref_init(&diff_storage->kref);
+	INIT_LIST_HEAD(&diff_storage->link);
+	INIT_LIST_HEAD(&diff_storage->origins);
 	spin_lock_init(&diff_storage->lock);
 	INIT_LIST_HEAD(&diff_storage->storage_bdevs);
 	INIT_LIST_HEAD(&diff_storage->empty_blocks);
@@ -132,7 +143,26 @@ struct diff_storage *diff_storage_new(diff_storage_resume_fn resume_parked)
 		return NULL;
 	}
 
+	mutex_lock(&append_lock);
+	list_add_tail(&diff_storage->link, &diff_storages);
+	mutex_unlock(&append_lock);
 	return diff_storage;
+}
+
+/* From the difference area's creation: see diff_storage_append(). */
+void diff_storage_add_origin(struct diff_storage *diff_storage,
+			     struct diff_storage_origin *origin)
+{
+	mutex_lock(&append_lock);
+	list_add_tail(&origin->link, &diff_storage->origins);
+	mutex_unlock(&append_lock);
+}
+
+void diff_storage_remove_origin(struct diff_storage_origin *origin)
+{
+	mutex_lock(&append_lock);
+	list_del_init(&origin->link);
+	mutex_unlock(&append_lock);
 }
 
 static inline struct storage_block *
@@ -436,6 +466,11 @@ void diff_storage_free(struct kref *kref)
 
 	/* diff_storage_stop_waiting() has emptied the list. */
 	WARN_ON(!list_empty(&diff_storage->waiting_chunks));
+	/* The difference areas, released first, took theirs off. */
+	WARN_ON(!list_empty(&diff_storage->origins));
+	mutex_lock(&append_lock);
+	list_del_init(&diff_storage->link);
+	mutex_unlock(&append_lock);
 	cancel_delayed_work_sync(&diff_storage->wait_work);
 	while ((blk = first_empty_storage_block(diff_storage))) {
 		list_del(&blk->link);
@@ -552,25 +587,38 @@ static int diff_storage_check_ranges(struct block_device *bdev,
 	return 0;
 }
 
-/* Does the block overlap any of the sorted, disjoint ranges? */
+/*
+ * Does the block overlap any of the sorted, disjoint ranges of @bdev? The
+ * block may be on @bdev, on its whole disk or on another partition of it:
+ * they are compared on the disk.
+ */
 static bool storage_block_overlaps(struct storage_block *blk,
+				   struct block_device *bdev,
 				   struct blk_snap_block_range *ranges,
 				   unsigned int count)
 {
+	sector_t start = blk->sector + blk->bdev->bd_start_sect;
+	sector_t end = start + blk->count;
 	unsigned int lo = 0, hi = count;
+
+	if (bdev_whole(blk->bdev) != bdev_whole(bdev) ||
+	    end <= bdev->bd_start_sect)
+		return false;
+	/* On @bdev, where the block starts before it: from its start. */
+	start = start > bdev->bd_start_sect ? start - bdev->bd_start_sect : 0;
+	end -= bdev->bd_start_sect;
 
 	/* Find the first range that ends after the block starts. */
 	while (lo < hi) {
 		unsigned int mid = lo + (hi - lo) / 2;
 
 		if (ranges[mid].sector_offset + ranges[mid].sector_count <=
-		    blk->sector)
+		    start)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < count &&
-	       ranges[lo].sector_offset < blk->sector + blk->count;
+	return lo < count && ranges[lo].sector_offset < end;
 }
 
 static bool diff_storage_overlaps(struct diff_storage *diff_storage,
@@ -587,8 +635,7 @@ static bool diff_storage_overlaps(struct diff_storage *diff_storage,
 	spin_lock(&diff_storage->lock);
 	for (inx = 0; inx < ARRAY_SIZE(lists) && !overlaps; inx++) {
 		list_for_each_entry(blk, lists[inx], link) {
-			if (blk->bdev == bdev &&
-			    storage_block_overlaps(blk, ranges, count)) {
+			if (storage_block_overlaps(blk, bdev, ranges, count)) {
 				overlaps = true;
 				break;
 			}
@@ -597,6 +644,61 @@ static bool diff_storage_overlaps(struct diff_storage *diff_storage,
 	spin_unlock(&diff_storage->lock);
 
 	return overlaps;
+}
+
+/*
+ * Under append_lock. The same sectors must never be storage twice: two
+ * chunks, of one snapshot or of two, would be stored over each other.
+ */
+static int diff_storage_check_overlaps(struct diff_storage *diff_storage,
+				       struct block_device *bdev,
+				       struct blk_snap_block_range *ranges,
+				       unsigned int count)
+{
+	struct diff_storage *other;
+
+	if (diff_storage_overlaps(diff_storage, bdev, ranges, count)) {
+		pr_err("The ranges overlap the difference storage already given\n");
+		return -EINVAL;
+	}
+	list_for_each_entry(other, &diff_storages, link) {
+		if (other != diff_storage &&
+		    diff_storage_overlaps(other, bdev, ranges, count)) {
+			pr_err("The ranges overlap the difference storage of another snapshot\n");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Under append_lock. After the take, a device of the snapshot still shows
+ * its data at take through the image wherever its chunk is not stored:
+ * storage there would overwrite it. Sectors whose chunks are stored are
+ * free to use (the image reads those from the storage).
+ */
+static int diff_storage_check_origins(struct diff_storage *diff_storage,
+				      struct block_device *bdev,
+				      struct blk_snap_block_range *ranges,
+				      unsigned int count)
+{
+	struct diff_storage_origin *origin;
+	unsigned int inx;
+
+	list_for_each_entry(origin, &diff_storage->origins, link) {
+		for (inx = 0; inx < count; inx++) {
+			if (origin->unsaved(origin, bdev,
+					    ranges[inx].sector_offset,
+					    ranges[inx].sector_count)) {
+				pr_err("Range %llu:%llu of device [%u:%u] holds data of the snapshot not copied yet\n",
+				       ranges[inx].sector_offset,
+				       ranges[inx].sector_count,
+				       MAJOR(bdev->bd_dev), MINOR(bdev->bd_dev));
+				return -EBUSY;
+			}
+		}
+	}
+	return 0;
 }
 
 static void free_storage_blocks(struct list_head *blocks)
@@ -644,7 +746,6 @@ static int diff_storage_append(struct diff_storage *diff_storage,
 			       const struct file_extent *ext,
 			       unsigned int nr_ext)
 {
-	static DEFINE_MUTEX(append_lock);
 	struct storage_bdev *storage_bdev = NULL;
 	struct block_device *bdev;
 	bool opened = false;
@@ -675,6 +776,16 @@ static int diff_storage_append(struct diff_storage *diff_storage,
 			return PTR_ERR(bdev);
 		}
 		opened = true;
+		/*
+		 * Its writes would be copied on write into storage, maybe into
+		 * the image itself.
+		 */
+		if (MAJOR(dev_id) == snapimage_major()) {
+			pr_err("A snapshot image [%u:%u] cannot hold difference storage\n",
+			       MAJOR(dev_id), MINOR(dev_id));
+			ret = -EINVAL;
+			goto fail;
+		}
 		storage_bdev = kzalloc(sizeof(*storage_bdev), GFP_KERNEL);
 		if (!storage_bdev) {
 			ret = -ENOMEM;
@@ -700,10 +811,21 @@ static int diff_storage_append(struct diff_storage *diff_storage,
 		if (ret)
 			goto fail;
 	}
-	if (diff_storage_overlaps(diff_storage, bdev, ranges, range_count)) {
-		pr_err("The ranges overlap the difference storage already given\n");
-		ret = -EINVAL;
+	ret = diff_storage_check_overlaps(diff_storage, bdev, ranges,
+					  range_count);
+	if (ret)
 		goto fail;
+	/*
+	 * A file's blocks are the caller's to vouch for: storage grows by
+	 * files on the snapshotted file system itself, in blocks that were
+	 * free at take, which only the file system's map at take can tell
+	 * (blksnap-storage reads it from the image). Raw ranges are checked.
+	 */
+	if (!sfile) {
+		ret = diff_storage_check_origins(diff_storage, bdev, ranges,
+						 range_count);
+		if (ret)
+			goto fail;
 	}
 	ret = alloc_storage_blocks(&blocks, bdev, ranges, range_count);
 	if (ret)

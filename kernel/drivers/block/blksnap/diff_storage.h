@@ -85,8 +85,28 @@ typedef void (*diff_storage_resume_fn)(struct list_head *chunk_link);
  * data from all the original snapshot block devices. At the same time, the
  * difference storage itself can contain regions on various block devices.
  */
+/**
+ * struct diff_storage_origin - An original device whose chunks the storage
+ *	keeps, from its difference area's creation to its release.
+ * @link:
+ *	In &diff_storage->origins, under the append lock.
+ * @unsaved:
+ *	Does the range of @bdev (a disk or a partition) cover sectors of the
+ *	origin whose data at take is not in the storage yet? Called under
+ *	the append lock; may sleep.
+ */
+struct diff_storage_origin {
+	struct list_head link;
+	bool (*unsaved)(struct diff_storage_origin *origin,
+			struct block_device *bdev, sector_t sector,
+			sector_t count);
+};
+
 struct diff_storage {
 	struct kref kref;
+	/* in diff_storages; the list and @origins under the append lock */
+	struct list_head link;
+	struct list_head origins;
 	/* protects the bdev and block lists, capacity and filled */
 	spinlock_t lock;
 
@@ -128,6 +148,10 @@ static inline void diff_storage_put(struct diff_storage *diff_storage)
 	if (likely(diff_storage))
 		kref_put(&diff_storage->kref, diff_storage_free);
 };
+
+void diff_storage_add_origin(struct diff_storage *diff_storage,
+			     struct diff_storage_origin *origin);
+void diff_storage_remove_origin(struct diff_storage_origin *origin);
 
 int diff_storage_append_block(struct diff_storage *diff_storage, dev_t dev_id,
 			      struct blk_snap_block_range *ranges,
