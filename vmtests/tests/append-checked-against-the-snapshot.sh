@@ -8,7 +8,7 @@
 #   copies on write into storage, which could be the image again;
 # - sectors given to another snapshot are refused (EINVAL), also when
 #   the same sectors are named through a partition.
-# Failed on 03aa43b: every one of these appends was accepted; with the
+# Failed on d1a337d: every one of these appends was accepted; with the
 # uncopied sectors appended, copies of later writes overwrote data the
 # image still read from the device.
 # timeout: 120

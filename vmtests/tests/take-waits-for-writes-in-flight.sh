@@ -12,6 +12,12 @@
 # kernels: both (the drain counts writes in the filter, both hooks)
 . /tests/common.sh
 
+# Does dm-delay hold a write? Its status ends with the reads and writes
+# it holds.
+delayed_writes() {
+	[ "$(dmsetup status dly | awk '{ print $5 }')" -ge 1 ] 2> /dev/null
+}
+
 load_module tracking_block_minimum_shift=16
 dev=$(make_loop 64)
 store=$(make_loop 96)
@@ -26,10 +32,11 @@ id=$(bsok create "$(devno $dly)")
 bsok append "$id" "$(devnum $store)" 0:196608 > /dev/null
 dd if=/tmp/new of=$dly bs=1M seek=8 count=1 oflag=direct conv=notrunc 2> /dev/null &
 writer=$!
-sleep 0.5
+wait_for 5 delayed_writes || fail "dm-delay holds no write: $(dmsetup status dly)"
 t0=$(uptime_s | cut -d. -f1)
 bsok take "$id" > /dev/null
 took=$(($(uptime_s | cut -d. -f1) - t0))
+[ $took -ge 1 ] || fail "the take took ${took}s: it did not wait for the held write"
 img=$(image_of "$id" $dly)
 first=$(sha "$img")
 wait $writer || fail "the delayed write failed"
@@ -59,14 +66,20 @@ id=$(bsok create "$(devno $dly)")
 bsok append "$id" "$(devnum $store)" 0:196608 > /dev/null
 dd if=/tmp/new of=$dly bs=1M seek=20 count=1 oflag=direct conv=notrunc 2> /dev/null &
 writer=$!
-sleep 0.5
+wait_for 5 delayed_writes || fail "dm-delay holds no write: $(dmsetup status dly)"
+dmesg -C
 bsctl take "$id" > /tmp/take.out 2>&1 &
 taker=$!
 sleep 1
+kill -0 $taker 2> /dev/null || fail "the take did not wait: $(cat /tmp/take.out)"
 kill -9 $taker
 t0=$(uptime_s | cut -d. -f1)
 wait $taker
+rc=$?
 [ $(($(uptime_s | cut -d. -f1) - t0)) -le 2 ] || fail "the killed take did not end at once"
+[ $rc = 137 ] || fail "the take ended with $rc, not by its SIGKILL"
+dmesg | grep -q "killed while waiting for the writes in flight" ||
+	fail "the kernel does not say that the take was killed in its wait"
 out=$(bsctl destroy "$id" 2>&1)
 case "$out" in
 OK* | "ERR ENOENT" | "ERR ESRCH") ;;

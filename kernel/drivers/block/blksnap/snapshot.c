@@ -831,7 +831,11 @@ int snapshot_collect_images(uuid_t *id,
 	if (!snapshot)
 		return -ESRCH;
 
-	mutex_lock(&snapshot->lock);
+	/* A take may wait long for writes in flight: be killable. */
+	if (mutex_lock_killable(&snapshot->lock)) {
+		snapshot_put(snapshot);
+		return -EINTR;
+	}
 	if (!image_info_array)
 		goto out;
 	if (*pcount < snapshot->count) {

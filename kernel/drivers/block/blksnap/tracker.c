@@ -46,7 +46,9 @@ static void tracked_device_free(struct tracked_device *tr_dev)
 
 /*
  * Read side: held by the filter while it marks the CBT and decides whether
- * to copy, not while it copies, so that a take never waits for a copy.
+ * to copy, not while it copies, so that the switch of a take never waits
+ * for a copy (its drain of the writes in flight may: see
+ * tracker_wait_for_writes_before_take()).
  * Write side: take and destroy, so that the trackers switch with no write
  * between its CBT mark and its copy decision. Lock order of the whole driver:
  * Documentation/block/blksnap.rst, "Locking"; this lock is taken inside
@@ -77,15 +79,23 @@ static struct tracker_release_worker tracker_release_worker;
  * pool out of space, an I/O scheduler), and only its completion says
  * that it has landed: the filter takes the bio's completion over
  * (as bcache does for a detached device) and gives it back then.
+ *
+ * A write to a partition passes the partition's filter and then its
+ * disk's: one record serves both, so that the second filter never waits
+ * for a record while the first holds one.
  */
-struct tracker_write {
+struct tracker_write_ref {
 	struct list_head link;
 	struct tracker *tracker;
 	sector_t sector;
 	sector_t count;
 	unsigned int epoch;
+};
+
+struct tracker_write {
 	bio_end_io_t *bi_end_io;
 	void *bi_private;
+	struct tracker_write_ref ref[2];
 };
 
 /*
@@ -95,6 +105,67 @@ struct tracker_write {
 #define TRACKER_WRITES_RESERVED 256
 static struct kmem_cache *tracker_write_cache;
 static mempool_t tracker_write_pool;
+
+/*
+ * Bios that a stacked driver submitted from its ->submit_bio and that wait
+ * on current->bio_list, each holding a record, are sent from here when
+ * the filter would wait for a record: as bio_alloc_bioset() punts them
+ * to its bio_set's rescuer, so that a task never waits for records that
+ * only its own queued bios would give back.
+ */
+static struct workqueue_struct *tracker_rescue_wq;
+static DEFINE_SPINLOCK(tracker_rescue_lock);
+static struct bio_list tracker_rescue_list;
+
+static void tracker_rescue_work_fn(struct work_struct *work)
+{
+	struct bio *bio;
+
+	while (true) {
+		spin_lock(&tracker_rescue_lock);
+		bio = bio_list_pop(&tracker_rescue_list);
+		spin_unlock(&tracker_rescue_lock);
+		if (!bio)
+			break;
+		/* Filtered already: BIO_FILTERED lets it through. */
+		submit_bio_noacct(bio);
+	}
+}
+
+static DECLARE_WORK(tracker_rescue_work, tracker_rescue_work_fn);
+
+static void tracker_punt_bios(void)
+{
+	struct bio_list punt;
+
+	bio_list_init(&punt);
+	bio_list_merge(&punt, &current->bio_list[0]);
+	bio_list_init(&current->bio_list[0]);
+	bio_list_merge(&punt, &current->bio_list[1]);
+	bio_list_init(&current->bio_list[1]);
+
+	spin_lock(&tracker_rescue_lock);
+	bio_list_merge(&tracker_rescue_list, &punt);
+	spin_unlock(&tracker_rescue_lock);
+	queue_work(tracker_rescue_wq, &tracker_rescue_work);
+}
+
+static struct tracker_write *tracker_write_alloc(bool is_nowait)
+{
+	struct tracker_write *write;
+
+	if (is_nowait)
+		return mempool_alloc(&tracker_write_pool, GFP_NOWAIT);
+	if (current->bio_list &&
+	    (!bio_list_empty(&current->bio_list[0]) ||
+	     !bio_list_empty(&current->bio_list[1]))) {
+		write = mempool_alloc(&tracker_write_pool, GFP_NOWAIT);
+		if (write)
+			return write;
+		tracker_punt_bios();
+	}
+	return mempool_alloc(&tracker_write_pool, GFP_NOIO);
+}
 
 void tracker_lock(void)
 {
@@ -146,7 +217,7 @@ static inline struct tracker *tracker_get_by_dev(struct block_device *bdev)
  * Copy the chunks that the write is about to overwrite to the difference
  * storage and wait until they are there. Called without tracker_submit_lock
  * and with @tracker->cow_in_flight raised, which keeps the difference area:
- * a take or destroy never waits for a copy, and the snapshot's release
+ * the switch of a take or destroy never waits for a copy, and the release
  * waits for cow_in_flight before it frees the area. A write whose snapshot
  * is released meanwhile stops at its next batch: nothing is left to keep.
  *
@@ -233,50 +304,90 @@ void tracker_wait_for_writes(struct tracker *tracker)
 		       !atomic_read(&tracker->cow_in_flight));
 }
 
-static void tracker_write_end_io(struct bio *bio)
+static void tracker_write_ref_end(struct tracker_write_ref *ref)
 {
-	struct tracker_write *write = bio->bi_private;
-	struct tracker *tracker = write->tracker;
+	struct tracker *tracker = ref->tracker;
 	unsigned long flags;
 	bool wake = false;
 
-	bio->bi_end_io = write->bi_end_io;
-	bio->bi_private = write->bi_private;
-
 	spin_lock_irqsave(&tracker->writes_lock, flags);
-	list_del(&write->link);
-	if (write->epoch != tracker->write_epoch)
+	list_del(&ref->link);
+	if (ref->epoch != tracker->write_epoch)
 		wake = !--tracker->writes_before_take;
 	spin_unlock_irqrestore(&tracker->writes_lock, flags);
 	if (wake)
 		wake_up_all(&tracker->writes_wait);
+}
 
+/*
+ * A bio_chain() child that the filter wrapped no longer ends through
+ * bio_endio()'s loop but through bio_chain_endio(), one level deeper for
+ * each such child in a row: the block layer's own chains (discard,
+ * zeroout) are built on bios the filter has seen already, and pass it.
+ */
+static void tracker_write_end_io(struct bio *bio)
+{
+	struct tracker_write *write = bio->bi_private;
+	struct tracker *trackers[2] = { write->ref[0].tracker,
+					write->ref[1].tracker };
+	int inx;
+
+	bio->bi_end_io = write->bi_end_io;
+	bio->bi_private = write->bi_private;
+
+	for (inx = 0; inx < 2; inx++) {
+		if (trackers[inx])
+			tracker_write_ref_end(&write->ref[inx]);
+	}
 	mempool_free(write, &tracker_write_pool);
-	bio->bi_end_io(bio);
-	/* The filter's reference, taken for this write. */
-	tracker_put(tracker);
+	if (bio->bi_end_io)
+		bio->bi_end_io(bio);
+	/* The filters' references, taken for this write. */
+	for (inx = 0; inx < 2; inx++)
+		tracker_put(trackers[inx]);
 }
 
 /*
  * Under tracker_submit_lock (read): a take either lists the write as
  * admitted before it, or the write sees the take.
  */
-static void tracker_write_start(struct tracker *tracker,
-				struct tracker_write *write, struct bio *bio,
-				sector_t sector, sector_t count)
+static void tracker_write_ref_start(struct tracker *tracker,
+				    struct tracker_write_ref *ref,
+				    sector_t sector, sector_t count)
 {
+	unsigned long flags;
+
 	bdev_filter_get(&tracker->flt);
-	write->tracker = tracker;
-	write->sector = sector;
-	write->count = count;
+	ref->tracker = tracker;
+	ref->sector = sector;
+	ref->count = count;
+
+	spin_lock_irqsave(&tracker->writes_lock, flags);
+	ref->epoch = tracker->write_epoch;
+	list_add_tail(&ref->link, &tracker->writes);
+	spin_unlock_irqrestore(&tracker->writes_lock, flags);
+}
+
+/*
+ * The record of a bio that another of our filters (its partition's) has
+ * taken over already, with a free place for this one; or NULL.
+ */
+static struct tracker_write_ref *tracker_write_shared_ref(struct bio *bio)
+{
+	struct tracker_write *write;
+
+	if (bio->bi_end_io != tracker_write_end_io)
+		return NULL;
+	write = bio->bi_private;
+	return write->ref[1].tracker ? NULL : &write->ref[1];
+}
+
+static void tracker_write_take_over(struct tracker_write *write,
+				    struct bio *bio)
+{
 	write->bi_end_io = bio->bi_end_io;
 	write->bi_private = bio->bi_private;
-
-	spin_lock_irq(&tracker->writes_lock);
-	write->epoch = tracker->write_epoch;
-	list_add_tail(&write->link, &tracker->writes);
-	spin_unlock_irq(&tracker->writes_lock);
-
+	write->ref[1].tracker = NULL;
 	bio->bi_end_io = tracker_write_end_io;
 	bio->bi_private = write;
 }
@@ -294,7 +405,11 @@ static bool tracker_writes_before_take_done(struct tracker *tracker)
 /*
  * Wait until the writes admitted before the latest take have completed.
  * A device below may hold them for as long as it likes (a multipath
- * device queueing without a path): the wait is killable.
+ * device queueing without a path): the wait is killable. Such a write
+ * may also reach another tracked device below, whose snapshot (this one
+ * or another) copies it first: then the drain waits for that copy, and
+ * for storage if the storage has run out, at most until
+ * diff_storage_wait_seconds marks that snapshot corrupted.
  *
  * Return: 0, or -EINTR if a fatal signal ended the wait.
  */
@@ -316,7 +431,7 @@ int tracker_wait_for_writes_before_take(struct tracker *tracker)
  */
 static void tracker_writes_to_new_epoch(struct tracker *tracker)
 {
-	struct tracker_write *write;
+	struct tracker_write_ref *ref;
 	struct {
 		sector_t sector;
 		sector_t count;
@@ -325,7 +440,7 @@ static void tracker_writes_to_new_epoch(struct tracker *tracker)
 	unsigned long inx;
 
 	spin_lock_irq(&tracker->writes_lock);
-	list_for_each_entry(write, &tracker->writes, link)
+	list_for_each_entry(ref, &tracker->writes, link)
 		count++;
 	spin_unlock_irq(&tracker->writes_lock);
 	if (count) {
@@ -341,10 +456,10 @@ static void tracker_writes_to_new_epoch(struct tracker *tracker)
 	spin_lock_irq(&tracker->writes_lock);
 	tracker->write_epoch++;
 	inx = 0;
-	list_for_each_entry(write, &tracker->writes, link) {
+	list_for_each_entry(ref, &tracker->writes, link) {
 		if (ranges && inx < count) {
-			ranges[inx].sector = write->sector;
-			ranges[inx].count = write->count;
+			ranges[inx].sector = ref->sector;
+			ranges[inx].count = ref->count;
 		}
 		inx++;
 	}
@@ -364,7 +479,8 @@ static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
 {
 	struct tracker *tracker = container_of(flt, struct tracker, flt);
 	bool is_nowait = !!(bio->bi_opf & REQ_NOWAIT);
-	struct tracker_write *write;
+	struct tracker_write_ref *ref;
+	struct tracker_write *write = NULL;
 	unsigned int current_flag;
 	sector_t sector;
 	sector_t count;
@@ -400,15 +516,19 @@ static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
 		return true;
 	}
 
-	write = mempool_alloc(&tracker_write_pool,
-			      is_nowait ? GFP_NOWAIT : GFP_NOIO);
-	if (!write) {
-		bio_wouldblock_error(bio);
-		return false;
+	ref = tracker_write_shared_ref(bio);
+	if (!ref) {
+		write = tracker_write_alloc(is_nowait);
+		if (!write) {
+			bio_wouldblock_error(bio);
+			return false;
+		}
+		ref = &write->ref[0];
 	}
 	if (is_nowait) {
 		if (!percpu_down_read_trylock(&tracker_submit_lock)) {
-			mempool_free(write, &tracker_write_pool);
+			if (write)
+				mempool_free(write, &tracker_write_pool);
 			bio_wouldblock_error(bio);
 			return false;
 		}
@@ -416,7 +536,9 @@ static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
 		percpu_down_read(&tracker_submit_lock);
 	}
 	/* From here every way out completes or passes the bio. */
-	tracker_write_start(tracker, write, bio, sector, count);
+	if (write)
+		tracker_write_take_over(write, bio);
+	tracker_write_ref_start(tracker, ref, sector, count);
 
 	/*
 	 * A discard is advisory: while a snapshot is held it is completed
@@ -699,6 +821,12 @@ int tracker_init(void)
 				     tracker_write_cache);
 	if (ret)
 		goto fail_pool;
+	bio_list_init(&tracker_rescue_list);
+	tracker_rescue_wq = alloc_workqueue("blksnap_rescue", WQ_MEM_RECLAIM, 0);
+	if (!tracker_rescue_wq) {
+		ret = -ENOMEM;
+		goto fail_wq;
+	}
 
 	INIT_WORK(&tracker_release_worker.work, tracker_release_work);
 	INIT_LIST_HEAD(&tracker_release_worker.list);
@@ -706,6 +834,8 @@ int tracker_init(void)
 
 	return 0;
 
+fail_wq:
+	mempool_exit(&tracker_write_pool);
 fail_pool:
 	kmem_cache_destroy(tracker_write_cache);
 fail_cache:
@@ -802,6 +932,15 @@ void tracker_done(void)
 	 * the lock is left queued when the module's memory goes.
 	 */
 	percpu_free_rwsem(&tracker_submit_lock);
+	/*
+	 * A write's completion may have put the last reference of a tracker
+	 * and still be returning through this module, in a task that can be
+	 * preempted (loop, device-mapper workers): wait until every task has
+	 * passed a voluntary switch, as bdev_filter.ko does for its hook.
+	 */
+	synchronize_rcu_tasks();
+	/* Rescued bios were all sent: their senders' records are back. */
+	destroy_workqueue(tracker_rescue_wq);
 	/* Every write's record was freed before its tracker's reference. */
 	mempool_exit(&tracker_write_pool);
 	kmem_cache_destroy(tracker_write_cache);
