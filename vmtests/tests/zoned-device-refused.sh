@@ -3,7 +3,8 @@
 # are writes of no size that would pass uncopied and unmarked (f2fs and
 # btrfs garbage collection resets zones), and an image of it could not
 # honour the zone write pointers anyway.
-# Failed on d1a337d: the create of a zoned null_blk device succeeded.
+# Failed on d1a337d: the create of a zoned null_blk device succeeded, and
+# so did the take of a tracked device-mapper device made zoned since.
 # timeout: 60
 # kernels: both (the check is the driver's, the device from null_blk)
 . /tests/common.sh
@@ -31,4 +32,20 @@ no_snapshots
 # The plain device still works, so nothing was left attached.
 id=$(bsok create "$(devnum $plain)")
 bsok destroy "$id" > /dev/null
+
+log "a tracked device-mapper device that a table reload made zoned"
+store=$(make_loop 16)
+dm_create zl "0 32768 linear $plain 0"
+id=$(bsok create "$(devno /dev/mapper/zl)")
+bsok destroy "$id" > /dev/null
+# The tracker stays; the same device now maps the zoned one.
+echo "0 32768 linear $zdev 0" | dm_swap zl
+zoned=$(cat /sys/dev/block/$(devno /dev/mapper/zl)/queue/zoned)
+[ -n "$zoned" ] && [ "$zoned" != none ] ||
+	fail "the reloaded device is not zoned"
+id=$(bsok create "$(devno /dev/mapper/zl)")
+bsok append "$id" "$(devnum $store)" 0:8192 > /dev/null
+expect_err EOPNOTSUPP bsctl take "$id"
+bsok destroy "$id" > /dev/null
+dmsetup remove zl --noudevsync
 exit 0

@@ -475,6 +475,23 @@ static void tracker_writes_to_new_epoch(struct tracker *tracker)
 	kvfree(ranges);
 }
 
+/*
+ * A zone operation on a device that became zoned after it was tracked (a
+ * device-mapper table reload; zoned devices are refused at create): its
+ * change cannot be copied first nor marked, so the change table and the
+ * snapshot say that they no longer match the device.
+ */
+static void tracker_zone_op(struct tracker *tracker)
+{
+	percpu_down_read(&tracker_submit_lock);
+	cbt_map_set_corrupted(tracker->cbt_map);
+	if (atomic_read(&tracker->snapshot_is_taken))
+		diff_area_set_corrupted(tracker->diff_area, -EOPNOTSUPP);
+	percpu_up_read(&tracker_submit_lock);
+	pr_err_ratelimited("Zone operation on tracked device [%u:%u]: change tracking and snapshot lost\n",
+			   MAJOR(tracker->dev_id), MINOR(tracker->dev_id));
+}
+
 static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
 {
 	struct tracker *tracker = container_of(flt, struct tracker, flt);
@@ -486,6 +503,11 @@ static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
 	sector_t count;
 	int err;
 
+	if (unlikely(op_is_zone_mgmt(bio_op(bio)) ||
+		     bio_op(bio) == REQ_OP_ZONE_APPEND)) {
+		tracker_zone_op(tracker);
+		return true;
+	}
 	if (!op_is_write(bio_op(bio)))
 		return true;
 
@@ -762,6 +784,13 @@ int tracker_take_snapshot(struct tracker *tracker)
 	if (tracker->cbt_map->is_corrupted) {
 		cbt_reset_needed = true;
 		pr_warn("Corrupted CBT table detected. CBT fault\n");
+	}
+
+	/* A device-mapper table reload may have made it zoned since. */
+	if (bdev_is_zoned(tracker->diff_area->orig_bdev)) {
+		pr_err("Cannot take a snapshot of device [%u:%u]: it is zoned\n",
+		       MAJOR(tracker->dev_id), MINOR(tracker->dev_id));
+		return -EOPNOTSUPP;
 	}
 
 	capacity = bdev_nr_sectors(tracker->diff_area->orig_bdev);
