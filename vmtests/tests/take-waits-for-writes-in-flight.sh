@@ -67,7 +67,7 @@ bsok append "$id" "$(devnum $store)" 0:196608 > /dev/null
 dd if=/tmp/new of=$dly bs=1M seek=20 count=1 oflag=direct conv=notrunc 2> /dev/null &
 writer=$!
 wait_for 5 delayed_writes || fail "dm-delay holds no write: $(dmsetup status dly)"
-dmesg -C
+dmesg -c > /dev/null
 bsctl take "$id" > /tmp/take.out 2>&1 &
 taker=$!
 sleep 1

@@ -38,6 +38,42 @@ void chunk_store_failed(struct chunk *chunk, int error)
 	up(&chunk->lock);
 }
 
+/*
+ * A parked chunk holds its lock until storage comes, maybe for as long as
+ * diff_storage_wait_seconds, while its buffer holds the data the image
+ * must show. Image reads take it from there without the lock: the buffer
+ * does not change while the chunk is parked, and the chunk leaves that
+ * state only after the readers that saw it have finished.
+ */
+bool chunk_parked_read_begin(struct chunk *chunk)
+{
+	atomic_inc(&chunk->parked_readers);
+	/* Pairs with the barrier in chunk_parked_end(). */
+	smp_mb__after_atomic();
+	if (chunk_state_check(chunk, CHUNK_ST_PARKED) &&
+	    chunk_state_check(chunk, CHUNK_ST_BUFFER_READY) &&
+	    !chunk_state_check(chunk, CHUNK_ST_FAILED))
+		return true;
+	chunk_parked_read_end(chunk);
+	return false;
+}
+
+void chunk_parked_read_end(struct chunk *chunk)
+{
+	if (atomic_dec_and_test(&chunk->parked_readers))
+		wake_up_var(&chunk->parked_readers);
+}
+
+/* By the lock's holder, before it changes or frees the buffer. */
+static void chunk_parked_end(struct chunk *chunk)
+{
+	chunk_state_unset(chunk, CHUNK_ST_PARKED);
+	/* Pairs with the barrier in chunk_parked_read_begin(). */
+	smp_mb__after_atomic();
+	wait_var_event(&chunk->parked_readers,
+		       !atomic_read(&chunk->parked_readers));
+}
+
 int chunk_schedule_storing(struct chunk *chunk, bool is_nowait)
 {
 	struct diff_area *diff_area = chunk->diff_area;
@@ -64,10 +100,13 @@ int chunk_schedule_storing(struct chunk *chunk, bool is_nowait)
 		 * chunk_store_parked() goes on from here.
 		 */
 		if (ret == -ENOSPC) {
+			/* Before it is parked: the resume may come at once. */
+			chunk_state_set(chunk, CHUNK_ST_PARKED);
 			ret = diff_storage_park(diff_area->diff_storage,
 						&chunk->cache_link);
 			if (!ret)
 				return 0;
+			chunk_parked_end(chunk);
 			if (ret == -EAGAIN)
 				continue;
 		}
@@ -85,8 +124,12 @@ int chunk_schedule_storing(struct chunk *chunk, bool is_nowait)
 void chunk_store_parked(struct list_head *cache_link)
 {
 	struct chunk *chunk = list_entry(cache_link, struct chunk, cache_link);
-	unsigned int current_flag = memalloc_noio_save();
-	int ret = chunk_schedule_storing(chunk, false);
+	unsigned int current_flag;
+	int ret;
+
+	chunk_parked_end(chunk);
+	current_flag = memalloc_noio_save();
+	ret = chunk_schedule_storing(chunk, false);
 
 	memalloc_noio_restore(current_flag);
 	if (ret)
@@ -247,6 +290,7 @@ struct chunk *chunk_alloc(struct diff_area *diff_area, unsigned long number,
 	/* The allocator's reference. */
 	atomic_set(&chunk->refs, 1);
 	sema_init(&chunk->lock, 1);
+	atomic_set(&chunk->parked_readers, 0);
 	chunk->diff_area = diff_area;
 	chunk->number = number;
 	chunk->sector_count = sector_count;

@@ -37,6 +37,10 @@ struct diff_io;
  * @CHUNK_ST_RECORDED:
  *	The place of the stored data is in the diff area's record of stored
  *	chunks: once idle, the chunk may be freed and found there.
+ * @CHUNK_ST_PARKED:
+ *	The chunk waits, locked, for storage (diff_storage_park()) with its
+ *	data in the buffer: image reads copy it from there without the lock
+ *	(chunk_parked_read_begin()).
  *
  * Chunks life circle.
  * Copy-on-write when writing to original:
@@ -54,6 +58,7 @@ enum chunk_st {
 	CHUNK_ST_LOADING = (1 << 4),
 	CHUNK_ST_STORING = (1 << 5),
 	CHUNK_ST_RECORDED = (1 << 6),
+	CHUNK_ST_PARKED = (1 << 7),
 };
 
 /**
@@ -87,6 +92,9 @@ enum chunk_st {
  *	on the difference storage.
  * @diff_io:
  *	Provides I/O operations for a chunk.
+ * @parked_readers:
+ *	Image reads copying from the buffer of a parked chunk: the chunk
+ *	leaves the parked state only when they are done.
  *
  * This structure describes the block of data that the module operates
  * with when executing the copy-on-write algorithm and when performing I/O
@@ -117,6 +125,7 @@ struct chunk {
 	struct diff_buffer *diff_buffer;
 	struct diff_region *diff_region;
 	struct diff_io *diff_io;
+	atomic_t parked_readers;
 };
 
 static inline void chunk_state_set(struct chunk *chunk, int st)
@@ -137,6 +146,8 @@ static inline bool chunk_state_check(struct chunk *chunk, int st)
 struct chunk *chunk_alloc(struct diff_area *diff_area, unsigned long number,
 			  sector_t sector_count, gfp_t gfp);
 void chunk_free(struct chunk *chunk);
+bool chunk_parked_read_begin(struct chunk *chunk);
+void chunk_parked_read_end(struct chunk *chunk);
 
 /* Only by a holder of a reference or of the chunk's lock. */
 static inline void chunk_get(struct chunk *chunk)

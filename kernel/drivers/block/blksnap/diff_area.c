@@ -1065,6 +1065,30 @@ static int diff_area_image_lock_chunk(struct chunk *chunk)
 	return 0;
 }
 
+/*
+ * Locks a chunk for an image read, or finds it parked for storage: then
+ * the read copies from its buffer without the lock (returns 1), for the
+ * storage that ends the wait may itself wait for this read (the growth of
+ * a storage file on a snapshotted file system reads that file system's
+ * map at take through the image). The chunk may be parked while the read
+ * waits: it looks again every tenth of a second.
+ */
+static int diff_area_image_read_lock_chunk(struct chunk *chunk)
+{
+	while (down_timeout(&chunk->lock, HZ / 10)) {
+		if (chunk_parked_read_begin(chunk))
+			return 1;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+	}
+	if (unlikely(chunk_state_check(chunk, CHUNK_ST_FAILED))) {
+		pr_err_ratelimited("Chunk #%ld corrupted\n", chunk->number);
+		up(&chunk->lock);
+		return -EIO;
+	}
+	return 0;
+}
+
 static struct chunk *
 diff_area_image_context_get_chunk(struct diff_area_image_ctx *io_ctx,
 				  sector_t sector)
@@ -1343,6 +1367,7 @@ int diff_area_image_read_begin(struct diff_area *diff_area, sector_t sector,
 	rd->count = 1;
 	rd->on_orig = true;
 	rd->chunk = NULL;
+	rd->parked = false;
 	/*
 	 * Tracked before the lookup: a copy that allocates the chunk after it,
 	 * and a write through the image that stores a recorded chunk again,
@@ -1421,7 +1446,16 @@ int diff_area_image_read_begin(struct diff_area *diff_area, sector_t sector,
 
 	/* The chunk's lock keeps it, as it keeps copy-on-write waiting. */
 	diff_area_untrack_read(diff_area, rd);
-	ret = diff_area_image_lock_chunk(chunk);
+	ret = diff_area_image_read_lock_chunk(chunk);
+	if (ret == 1) {
+		/* Parked: from the buffer, unlocked. */
+		rd->chunk = chunk;
+		rd->parked = true;
+		from->count = chunk->sector_count - offset;
+		from->bdev = NULL;
+		from->sector = 0;
+		return 0;
+	}
 	if (ret) {
 		chunk_put(chunk);
 		return ret;
@@ -1492,7 +1526,10 @@ void diff_area_image_read_end(struct diff_area *diff_area,
 			      struct diff_area_read *rd)
 {
 	if (rd->chunk) {
-		up(&rd->chunk->lock);
+		if (rd->parked)
+			chunk_parked_read_end(rd->chunk);
+		else
+			up(&rd->chunk->lock);
 		chunk_put(rd->chunk);
 		return;
 	}

@@ -240,6 +240,7 @@ blk_status_t diff_area_image_io(struct diff_area_image_ctx *io_ctx,
  */
 struct diff_area_read {
 	struct chunk *chunk;
+	bool parked;
 	unsigned long number;
 	unsigned long count;
 	bool on_orig;

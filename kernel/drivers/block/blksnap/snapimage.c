@@ -97,10 +97,13 @@ static void image_read_remap(struct snapimage *snapimage, struct bio *bio,
 	submit_bio_noacct(clone);
 }
 
-/* Copies the first @len bytes of @bio from the chunk's buffer. */
+/*
+ * Copies the first @len bytes of @bio from the chunk's buffer. The chunk is
+ * locked, or @parked for storage (chunk_parked_read_begin()).
+ */
 static blk_status_t image_read_buffer(struct diff_area *diff_area,
 				      struct bio *bio, unsigned int len,
-				      struct chunk *chunk)
+				      struct chunk *chunk, bool parked)
 {
 	struct diff_area_image_ctx io_ctx;
 	struct bvec_iter piece = bio->bi_iter;
@@ -118,7 +121,14 @@ static blk_status_t image_read_buffer(struct diff_area *diff_area,
 		if (unlikely(status != BLK_STS_OK))
 			break;
 	}
-	diff_area_image_ctx_done(&io_ctx);
+	if (parked) {
+		/* Neither cached nor unlocked: its lock's holder does that. */
+		io_ctx.chunk = NULL;
+		chunk_parked_read_end(chunk);
+		chunk_put(chunk);
+	} else {
+		diff_area_image_ctx_done(&io_ctx);
+	}
 
 	return status;
 }
@@ -139,6 +149,7 @@ static blk_status_t image_read_chunk(struct snapimage *snapimage,
 	struct image_read *rd;
 	struct chunk *chunk;
 	struct bio *clone;
+	bool parked;
 	int ret;
 
 	/*
@@ -176,10 +187,11 @@ static blk_status_t image_read_chunk(struct snapimage *snapimage,
 		return BLK_STS_OK;
 	}
 
-	/* In the buffer: the chunk is locked, and the clone is not needed. */
+	/* In the buffer: the chunk is held, and the clone is not needed. */
 	chunk = rd->area_read.chunk;
+	parked = rd->area_read.parked;
 	bio_put(clone);
-	return image_read_buffer(diff_area, bio, *len, chunk);
+	return image_read_buffer(diff_area, bio, *len, chunk, parked);
 }
 
 /*
