@@ -83,17 +83,54 @@ struct storage_block {
 static DEFINE_MUTEX(append_lock);
 static LIST_HEAD(diff_storages);
 
+#define LOW_SPACE_EVENT_SIZE sizeof(struct blk_snap_event_low_free_space)
+
+/*
+ * Keep a spare low free space event, made where the caller may wait for
+ * memory: the request for storage is asked from where it may not (a copy
+ * waiting for storage, a REQ_NOWAIT write), and, lost, it would leave the
+ * storage to overflow with user space ready to give more.
+ */
+static void diff_storage_refill_spare_event(struct diff_storage *diff_storage,
+					    gfp_t gfp)
+{
+	struct event *event;
+
+	if (READ_ONCE(diff_storage->spare_event))
+		return;
+	event = event_alloc(gfp, LOW_SPACE_EVENT_SIZE);
+	if (!event)
+		return;
+	spin_lock(&diff_storage->lock);
+	if (!diff_storage->spare_event) {
+		diff_storage->spare_event = event;
+		event = NULL;
+	}
+	spin_unlock(&diff_storage->lock);
+	event_free(event);
+}
+
 static inline int diff_storage_event_low(struct diff_storage *diff_storage,
 					 gfp_t gfp)
 {
 	struct blk_snap_event_low_free_space data = {
 		.requested_nr_sect = diff_storage_minimum,
 	};
+	struct event *event;
 	int ret;
 
-	ret = event_gen(&diff_storage->event_queue, gfp,
-			blk_snap_event_code_low_free_space, &data,
-			sizeof(data));
+	event = event_alloc(gfp, sizeof(data));
+	if (!event) {
+		spin_lock(&diff_storage->lock);
+		event = diff_storage->spare_event;
+		diff_storage->spare_event = NULL;
+		spin_unlock(&diff_storage->lock);
+		if (!event)
+			return -ENOMEM;
+	}
+	ret = event_queue_push(&diff_storage->event_queue, event,
+			       blk_snap_event_code_low_free_space, &data,
+			       sizeof(data));
 	if (ret)
 		return ret;
 	diff_storage->requested += data.requested_nr_sect;
@@ -138,7 +175,10 @@ struct diff_storage *diff_storage_new(diff_storage_resume_fn resume_parked)
 	 * before the take may simply take the event off the queue. Without
 	 * the event, such user space would wait for it forever: no snapshot.
 	 */
-	if (diff_storage_event_low(diff_storage, GFP_KERNEL)) {
+	diff_storage->spare_event = event_alloc(GFP_KERNEL,
+						LOW_SPACE_EVENT_SIZE);
+	if (!diff_storage->spare_event ||
+	    diff_storage_event_low(diff_storage, GFP_KERNEL)) {
 		diff_storage_put(diff_storage);
 		return NULL;
 	}
@@ -501,6 +541,7 @@ void diff_storage_free(struct kref *kref)
 		kfree(sfile);
 	}
 	event_queue_done(&diff_storage->event_queue);
+	event_free(diff_storage->spare_event);
 
 	kfree(diff_storage);
 }
@@ -857,6 +898,7 @@ static int diff_storage_append(struct diff_storage *diff_storage,
 	spin_unlock(&diff_storage->lock);
 
 	mutex_unlock(&append_lock);
+	diff_storage_refill_spare_event(diff_storage, GFP_KERNEL);
 	memalloc_noio_restore(noio_flag);
 	/* Copy-on-write waiting for storage goes on at once. */
 	if (added)
@@ -1190,6 +1232,7 @@ void diff_storage_ask_again(struct diff_storage *diff_storage)
 	/* Reclaim must not write to the devices that wait for storage. */
 	if (ask && event_queue_empty(&diff_storage->event_queue))
 		diff_storage_event_low(diff_storage, GFP_NOIO);
+	diff_storage_refill_spare_event(diff_storage, GFP_NOIO);
 }
 
 /* Wait, not interruptible (as copies are), until the wait ends. */

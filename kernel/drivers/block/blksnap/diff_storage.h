@@ -124,6 +124,8 @@ struct diff_storage {
 	atomic_t overflow_flag;
 
 	struct event_queue event_queue;
+	/* a low free space event for when no memory is to be had; ->lock */
+	struct event *spare_event;
 
 	struct list_head waiting_chunks;
 	diff_storage_resume_fn resume_parked;

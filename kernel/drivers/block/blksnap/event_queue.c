@@ -59,18 +59,31 @@ void event_queue_done(struct event_queue *event_queue)
 	spin_unlock(&event_queue->lock);
 }
 
+/* An event with room for @data_size bytes, for event_queue_push(). */
+struct event *event_alloc(gfp_t flags, int data_size)
+{
+	if (WARN_ON(data_size < 0 || data_size > EVENT_DATA_MAX))
+		return NULL;
+	return kzalloc(sizeof(struct event) + data_size, flags);
+}
+
 int event_gen(struct event_queue *event_queue, gfp_t flags, int code,
 	      const void *data, int data_size)
 {
-	struct event *event;
+	struct event *event = event_alloc(flags, data_size);
 
-	if (WARN_ON(data_size < 0 || data_size > EVENT_DATA_MAX))
-		return -EINVAL;
-
-	event = kzalloc(sizeof(*event) + data_size, flags);
 	if (!event)
 		return -ENOMEM;
+	return event_queue_push(event_queue, event, code, data, data_size);
+}
 
+/*
+ * Queue @event, made by event_alloc() for at least @data_size bytes; the
+ * queue owns it from here. Return: 0, or -ESRCH if the queue is closed.
+ */
+int event_queue_push(struct event_queue *event_queue, struct event *event,
+		     int code, const void *data, int data_size)
+{
 	event->time = ktime_get();
 	event->code = code;
 	event->data_size = data_size;

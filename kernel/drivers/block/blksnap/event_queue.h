@@ -59,6 +59,9 @@ void event_queue_close(struct event_queue *event_queue);
 void event_queue_done(struct event_queue *event_queue);
 bool event_queue_empty(struct event_queue *event_queue);
 
+struct event *event_alloc(gfp_t flags, int data_size);
+int event_queue_push(struct event_queue *event_queue, struct event *event,
+		     int code, const void *data, int data_size);
 int event_gen(struct event_queue *event_queue, gfp_t flags, int code,
 	      const void *data, int data_size);
 struct event *event_wait(struct event_queue *event_queue,
