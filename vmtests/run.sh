@@ -366,7 +366,7 @@ boot() {
 	# cut (the patched kernel) or keeps Debian's kernel from booting at
 	# all. Tests that do not fit run in the next boot, like those after
 	# a dead guest.
-	append="console=ttyS0 panic=-1 oops=panic loglevel=6 null_blk.nr_devices=0 ${VM_APPEND:-} bsvm.tscale=$tscale bsvm.tests="
+	append="console=ttyS0 panic=-1 oops=panic loglevel=6 ${VM_APPEND:-} bsvm.tscale=$tscale bsvm.tests="
 	while [ $# -gt 1 ] && [ $(( ${#append} + $(IFS=,; echo "$*" | wc -c) )) -gt 2000 ]; do
 		set -- "${@:1:$(($# - 1))}"
 	done

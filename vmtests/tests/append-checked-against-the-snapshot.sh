@@ -12,7 +12,6 @@
 # uncopied sectors appended, copies of later writes overwrote data the
 # image still read from the device.
 # timeout: 120
-# kernels: both (the checks are the driver's)
 . /tests/common.sh
 
 load_module chunk_minimum_shift=18

@@ -6,7 +6,6 @@
 # Failed on e7916f7: the read slept on the chunk's lock until the wait for
 # storage ended, then failed with EIO: here it was killed after 5 s.
 # timeout: 120
-# kernels: both (the driver's image read)
 . /tests/common.sh
 
 load_module chunk_minimum_shift=18 diff_storage_wait_seconds=30

@@ -6,7 +6,6 @@
 # Failed on d1a337d: the create of a zoned null_blk device succeeded, and
 # so did the take of a tracked device-mapper device made zoned since.
 # timeout: 60
-# kernels: both (the check is the driver's, the device from null_blk)
 . /tests/common.sh
 
 load_module
