@@ -30,7 +30,10 @@
  * The kernel holds a file given with APPEND_FILE until the snapshot is
  * gone: nobody can free or move its blocks, and it cannot grow, so each
  * growth is a new file.  sf_pin() (the immutable flag) is for callers
- * that append raw ranges with v1's APPEND_STORAGE.
+ * that append raw ranges with v1's APPEND_STORAGE; after the take the
+ * kernel refuses such ranges on a snapshotted device over data not
+ * copied yet (-EBUSY), blocks that were free at take included: growth on
+ * a snapshotted file system goes through APPEND_FILE.
  */
 #ifndef STORAGEFILE_H
 #define STORAGEFILE_H

@@ -1,8 +1,8 @@
 # The kernel checks raw storage (v1's IOCTL_BLK_SNAP_SNAPSHOT_APPEND_STORAGE)
 # against the snapshots, not only blksnap-storage's take-time check:
-# - after the take, sectors of a device of this snapshot (the device, its
-#   whole disk or a partition of it) whose chunks are not copied yet are
-#   refused with EBUSY: they still hold what the image shows; sectors of
+# - after the take, sectors of a snapshotted device (the device, its whole
+#   disk or a partition of it) whose chunks are not copied yet are refused
+#   with EBUSY, for this snapshot's storage or another's: they still hold what the image shows; sectors of
 #   copied chunks are accepted, and the image stays as it was;
 # - a snapshot image is refused as storage (EINVAL): storing into an image
 #   copies on write into storage, which could be the image again;
@@ -36,8 +36,17 @@ bsok append "$id" "$(devnum $dev)" 16384:8192 > /dev/null
 write_random $dev 20 12 3
 [ "$(sha "$img")" = "$before" ] || fail "the image changed"
 
+log "another snapshot's raw storage over the uncopied sectors is refused"
+spare=$(make_loop 16)
+idb=$(bsok create "$(devnum $spare)")
+expect_err EBUSY bsctl append "$idb" "$(devnum $dev)" 81920:2048
+bsok destroy "$idb" > /dev/null
+
 log "an image is refused as storage"
+dmesg -c > /dev/null
 expect_err EINVAL bsctl append "$id" "$(devnum $img)" 0:2048
+dmesg | grep -q "cannot hold difference storage" ||
+	fail "the image was refused, but not as an image: $(dmesg | tail -n 2)"
 
 log "another snapshot's storage is refused, also through a partition"
 other=$(make_loop 16)

@@ -230,6 +230,8 @@ static void diff_area_cache_release_work(struct work_struct *work)
 
 static bool diff_area_find_record(struct diff_area *diff_area,
 				  unsigned long number, u64 *place);
+static bool diff_area_read_is_tracked(struct diff_area *diff_area,
+				      unsigned long number, bool of_storage);
 
 /*
  * The origin's check for storage appended after the take (see
@@ -262,6 +264,7 @@ static bool diff_area_unsaved(struct diff_storage_origin *origin,
 	last = chunk_number(diff_area, end - 1);
 	while (number <= last) {
 		unsigned long batch_last = min(last, number + UNSAVED_BATCH - 1);
+		unsigned long first = number;
 		bool stored = true;
 
 		spin_lock_irq(&diff_area->map_lock);
@@ -272,6 +275,13 @@ static bool diff_area_unsaved(struct diff_storage_origin *origin,
 			}
 		}
 		spin_unlock_irq(&diff_area->map_lock);
+		/*
+		 * An image read sent to the original before the copy may
+		 * still be reading there (the copy's writer waits for it).
+		 */
+		while (stored && first < number)
+			stored = !diff_area_read_is_tracked(diff_area,
+							     first++, false);
 		if (!stored)
 			return true;
 		cond_resched();

@@ -713,25 +713,28 @@ static int diff_storage_check_overlaps(struct diff_storage *diff_storage,
 }
 
 /*
- * Under append_lock. After the take, a device of the snapshot still shows
+ * Under append_lock. After the take, a device of a snapshot still shows
  * its data at take through the image wherever its chunk is not stored:
- * storage there would overwrite it. Sectors whose chunks are stored are
- * free to use (the image reads those from the storage).
+ * storage there, of this snapshot or of another, would overwrite it.
+ * Sectors whose chunks are stored are free to use (the image reads those
+ * from the storage).
  */
-static int diff_storage_check_origins(struct diff_storage *diff_storage,
-				      struct block_device *bdev,
+static int diff_storage_check_origins(struct block_device *bdev,
 				      struct blk_snap_block_range *ranges,
 				      unsigned int count)
 {
 	struct diff_storage_origin *origin;
+	struct diff_storage *each;
 	unsigned int inx;
 
-	list_for_each_entry(origin, &diff_storage->origins, link) {
-		for (inx = 0; inx < count; inx++) {
-			if (origin->unsaved(origin, bdev,
-					    ranges[inx].sector_offset,
-					    ranges[inx].sector_count)) {
-				pr_err("Range %llu:%llu of device [%u:%u] holds data of the snapshot not copied yet\n",
+	list_for_each_entry(each, &diff_storages, link) {
+		list_for_each_entry(origin, &each->origins, link) {
+			for (inx = 0; inx < count; inx++) {
+				if (!origin->unsaved(origin, bdev,
+						     ranges[inx].sector_offset,
+						     ranges[inx].sector_count))
+					continue;
+				pr_err("Range %llu:%llu of device [%u:%u] holds data of a snapshot not copied yet\n",
 				       ranges[inx].sector_offset,
 				       ranges[inx].sector_count,
 				       MAJOR(bdev->bd_dev), MINOR(bdev->bd_dev));
@@ -863,8 +866,7 @@ static int diff_storage_append(struct diff_storage *diff_storage,
 	 * (blksnap-storage reads it from the image). Raw ranges are checked.
 	 */
 	if (!sfile) {
-		ret = diff_storage_check_origins(diff_storage, bdev, ranges,
-						 range_count);
+		ret = diff_storage_check_origins(bdev, ranges, range_count);
 		if (ret)
 			goto fail;
 	}
