@@ -47,12 +47,16 @@ void chunk_store_failed(struct chunk *chunk, int error)
  */
 bool chunk_parked_read_begin(struct chunk *chunk)
 {
+	int state;
+
 	atomic_inc(&chunk->parked_readers);
 	/* Pairs with the barrier in chunk_parked_end(). */
 	smp_mb__after_atomic();
-	if (chunk_state_check(chunk, CHUNK_ST_PARKED) &&
-	    chunk_state_check(chunk, CHUNK_ST_BUFFER_READY) &&
-	    !chunk_state_check(chunk, CHUNK_ST_FAILED))
+	/* And with diff_storage_park()'s: the buffer's data after this. */
+	state = atomic_read_acquire(&chunk->state);
+	if ((state & (CHUNK_ST_PARKED | CHUNK_ST_BUFFER_READY |
+		      CHUNK_ST_FAILED)) ==
+	    (CHUNK_ST_PARKED | CHUNK_ST_BUFFER_READY))
 		return true;
 	chunk_parked_read_end(chunk);
 	return false;
@@ -96,17 +100,16 @@ int chunk_schedule_storing(struct chunk *chunk, bool is_nowait)
 		ret = PTR_ERR(diff_region);
 		/*
 		 * Out of storage: the chunk waits, locked, for more
-		 * (diff_storage_park(); it does not sleep), and
-		 * chunk_store_parked() goes on from here.
+		 * (diff_storage_park(); it does not sleep, and marks the
+		 * chunk parked), and chunk_store_parked() goes on from here.
 		 */
 		if (ret == -ENOSPC) {
-			/* Before it is parked: the resume may come at once. */
-			chunk_state_set(chunk, CHUNK_ST_PARKED);
 			ret = diff_storage_park(diff_area->diff_storage,
-						&chunk->cache_link);
+						&chunk->cache_link,
+						&chunk->state,
+						CHUNK_ST_PARKED);
 			if (!ret)
 				return 0;
-			chunk_parked_end(chunk);
 			if (ret == -EAGAIN)
 				continue;
 		}

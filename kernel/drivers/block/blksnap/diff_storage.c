@@ -1160,13 +1160,18 @@ int diff_storage_region_at(struct diff_storage *diff_storage, u64 place,
  *	The locked chunk's cache_link, in no list. The storage's
  *	resume_parked() is called with it, from a work item, when the wait
  *	ends.
+ * @state:
+ *	The chunk's state, in which @parked is set once the chunk waits.
+ * @parked:
+ *	The bit that says so.
  *
  * Return: 0 if the chunk waits (the wait work stores or fails it later),
  * -EAGAIN if storage has been appended meanwhile (allocate again), or
  * -ENOSPC if it may not wait.
  */
 int diff_storage_park(struct diff_storage *diff_storage,
-		      struct list_head *chunk_link)
+		      struct list_head *chunk_link, atomic_t *state,
+		      int parked)
 {
 	unsigned long delay = (unsigned long)diff_storage_wait_seconds * HZ;
 	bool first = false;
@@ -1184,6 +1189,12 @@ int diff_storage_park(struct diff_storage *diff_storage,
 			WRITE_ONCE(diff_storage->waiting, true);
 			first = true;
 		}
+		/*
+		 * Under the lock, before the wait work can resume it: from
+		 * here its data is read unlocked. The buffer's data before it.
+		 */
+		smp_mb__before_atomic();
+		atomic_or(parked, state);
 		list_add_tail(chunk_link, &diff_storage->waiting_chunks);
 	}
 	spin_unlock(&diff_storage->lock);
@@ -1256,6 +1267,8 @@ static void diff_storage_wait_work(struct work_struct *work)
 			     wait_work);
 	bool timed_out = false;
 	LIST_HEAD(parked);
+
+	diff_storage_refill_spare_event(diff_storage, GFP_NOIO);
 
 	spin_lock(&diff_storage->lock);
 	if (!diff_storage->wait_resume && !diff_storage->wait_stopped &&

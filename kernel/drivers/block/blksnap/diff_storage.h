@@ -176,7 +176,8 @@ int diff_storage_pack(struct diff_storage *diff_storage,
 int diff_storage_region_at(struct diff_storage *diff_storage, u64 place,
 			   struct diff_region *region);
 int diff_storage_park(struct diff_storage *diff_storage,
-		      struct list_head *chunk_link);
+		      struct list_head *chunk_link, atomic_t *state,
+		      int parked);
 bool diff_storage_is_waiting(struct diff_storage *diff_storage);
 void diff_storage_ask_again(struct diff_storage *diff_storage);
 void diff_storage_wait_for_space(struct diff_storage *diff_storage);

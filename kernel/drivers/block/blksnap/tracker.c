@@ -95,16 +95,19 @@ struct tracker_write_ref {
 struct tracker_write {
 	bio_end_io_t *bi_end_io;
 	void *bi_private;
+	mempool_t *pool;
 	struct tracker_write_ref ref[2];
 };
 
 /*
- * Enough records for the writes that a few deep queues hold, so that a
- * write waits for another's completion rather than for reclaim.
+ * Each tracker keeps records for the writes of a deep queue, so that a
+ * write waits for another's completion rather than for reclaim. One pool
+ * per tracker, as device-mapper keeps a bio_set per device: a write that
+ * holds a record of a stacked device and waits for one of the disk below
+ * waits for writes that the disk completes on its own.
  */
-#define TRACKER_WRITES_RESERVED 256
+#define TRACKER_WRITES_RESERVED 64
 static struct kmem_cache *tracker_write_cache;
-static mempool_t tracker_write_pool;
 
 /*
  * Bios that a stacked driver submitted from its ->submit_bio and that wait
@@ -127,7 +130,11 @@ static void tracker_rescue_work_fn(struct work_struct *work)
 		spin_unlock(&tracker_rescue_lock);
 		if (!bio)
 			break;
-		/* Filtered already: BIO_FILTERED lets it through. */
+		/*
+		 * Filtered already (BIO_FILTERED lets it through), unless
+		 * its device got a filter after it was queued: then it is
+		 * filtered here, as a bio submitted from any work item.
+		 */
 		submit_bio_noacct(bio);
 	}
 }
@@ -150,21 +157,28 @@ static void tracker_punt_bios(void)
 	queue_work(tracker_rescue_wq, &tracker_rescue_work);
 }
 
-static struct tracker_write *tracker_write_alloc(bool is_nowait)
+static struct tracker_write *tracker_write_alloc(struct tracker *tracker,
+						 bool is_nowait)
 {
+	mempool_t *pool = &tracker->write_pool;
 	struct tracker_write *write;
 
-	if (is_nowait)
-		return mempool_alloc(&tracker_write_pool, GFP_NOWAIT);
-	if (current->bio_list &&
-	    (!bio_list_empty(&current->bio_list[0]) ||
-	     !bio_list_empty(&current->bio_list[1]))) {
-		write = mempool_alloc(&tracker_write_pool, GFP_NOWAIT);
-		if (write)
-			return write;
-		tracker_punt_bios();
+	if (is_nowait) {
+		write = mempool_alloc(pool, GFP_NOWAIT);
+	} else if (current->bio_list &&
+		   (!bio_list_empty(&current->bio_list[0]) ||
+		    !bio_list_empty(&current->bio_list[1]))) {
+		write = mempool_alloc(pool, GFP_NOWAIT);
+		if (!write) {
+			tracker_punt_bios();
+			write = mempool_alloc(pool, GFP_NOIO);
+		}
+	} else {
+		write = mempool_alloc(pool, GFP_NOIO);
 	}
-	return mempool_alloc(&tracker_write_pool, GFP_NOIO);
+	if (write)
+		write->pool = pool;
+	return write;
 }
 
 void tracker_lock(void)
@@ -183,6 +197,8 @@ static void tracker_free(struct tracker *tracker)
 {
 	might_sleep();
 	WARN_ON(!list_empty(&tracker->writes));
+	/* Every record was given back before its tracker's reference. */
+	mempool_exit(&tracker->write_pool);
 
 	pr_debug("Free tracker for device [%u:%u].\n", MAJOR(tracker->dev_id),
 		 MINOR(tracker->dev_id));
@@ -339,7 +355,7 @@ static void tracker_write_end_io(struct bio *bio)
 		if (trackers[inx])
 			tracker_write_ref_end(&write->ref[inx]);
 	}
-	mempool_free(write, &tracker_write_pool);
+	mempool_free(write, write->pool);
 	if (bio->bi_end_io)
 		bio->bi_end_io(bio);
 	/* The filters' references, taken for this write. */
@@ -540,7 +556,7 @@ static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
 
 	ref = tracker_write_shared_ref(bio);
 	if (!ref) {
-		write = tracker_write_alloc(is_nowait);
+		write = tracker_write_alloc(tracker, is_nowait);
 		if (!write) {
 			bio_wouldblock_error(bio);
 			return false;
@@ -550,7 +566,7 @@ static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
 	if (is_nowait) {
 		if (!percpu_down_read_trylock(&tracker_submit_lock)) {
 			if (write)
-				mempool_free(write, &tracker_write_pool);
+				mempool_free(write, write->pool);
 			bio_wouldblock_error(bio);
 			return false;
 		}
@@ -742,6 +758,14 @@ static struct tracker *tracker_new(struct block_device *bdev)
 	INIT_LIST_HEAD(&tracker->writes);
 	init_waitqueue_head(&tracker->writes_wait);
 	tracker->dev_id = bdev->bd_dev;
+	ret = mempool_init_slab_pool(&tracker->write_pool,
+				     TRACKER_WRITES_RESERVED,
+				     tracker_write_cache);
+	if (ret) {
+		/* It undid itself: tracker_free() must find it empty. */
+		memset(&tracker->write_pool, 0, sizeof(tracker->write_pool));
+		goto fail;
+	}
 
 	pr_info("Create tracker for device [%u:%u]. Capacity 0x%llx sectors\n",
 		MAJOR(tracker->dev_id), MINOR(tracker->dev_id),
@@ -845,11 +869,6 @@ int tracker_init(void)
 		ret = -ENOMEM;
 		goto fail_cache;
 	}
-	ret = mempool_init_slab_pool(&tracker_write_pool,
-				     TRACKER_WRITES_RESERVED,
-				     tracker_write_cache);
-	if (ret)
-		goto fail_pool;
 	bio_list_init(&tracker_rescue_list);
 	tracker_rescue_wq = alloc_workqueue("blksnap_rescue", WQ_MEM_RECLAIM, 0);
 	if (!tracker_rescue_wq) {
@@ -864,8 +883,6 @@ int tracker_init(void)
 	return 0;
 
 fail_wq:
-	mempool_exit(&tracker_write_pool);
-fail_pool:
 	kmem_cache_destroy(tracker_write_cache);
 fail_cache:
 	percpu_free_rwsem(&tracker_submit_lock);
@@ -962,16 +979,18 @@ void tracker_done(void)
 	 */
 	percpu_free_rwsem(&tracker_submit_lock);
 	/*
-	 * A write's completion may have put the last reference of a tracker
-	 * and still be returning through this module, in a task that can be
-	 * preempted (loop, device-mapper workers): wait until every task has
-	 * passed a voluntary switch, as bdev_filter.ko does for its hook.
+	 * A write's completion puts its tracker references last: once the
+	 * trackers are freed, it has only its return left. In interrupt
+	 * context that is covered by free_module()'s synchronize_rcu(); a
+	 * completion in a task that can be preempted (loop, device-mapper
+	 * workers) would have to be preempted on that return for the whole
+	 * unload. synchronize_rcu_tasks() would close that too, but a task
+	 * that never yields (a real-time busy loop) holds it up, and the
+	 * unload with it (module-unload-waits-for-rcu-callback).
 	 */
-	synchronize_rcu_tasks();
 	/* Rescued bios were all sent: their senders' records are back. */
 	destroy_workqueue(tracker_rescue_wq);
-	/* Every write's record was freed before its tracker's reference. */
-	mempool_exit(&tracker_write_pool);
+	/* The trackers' pools are gone with them. */
 	kmem_cache_destroy(tracker_write_cache);
 }
 

@@ -8,6 +8,7 @@
 #include <linux/rwsem.h>
 #include <linux/blkdev.h>
 #include <linux/fs.h>
+#include <linux/mempool.h>
 
 struct cbt_map;
 struct diff_area;
@@ -48,6 +49,8 @@ struct blk_snap_block_range;
  *	@writes_wait until none is left.
  * @writes_wait:
  *	Woken when @writes_before_take reaches zero.
+ * @write_pool:
+ *	The records of this tracker's writes (struct tracker_write).
  * @cbt_map:
  *	Pointer to a change block tracker map.
  * @diff_area:
@@ -72,6 +75,7 @@ struct tracker {
 	unsigned int write_epoch;
 	unsigned long writes_before_take;
 	wait_queue_head_t writes_wait;
+	mempool_t write_pool;
 
 	struct cbt_map *cbt_map;
 	struct diff_area *diff_area;
