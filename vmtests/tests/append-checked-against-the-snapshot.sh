@@ -19,9 +19,7 @@ dev=$(make_loop 64)
 store=$(make_loop 96)
 write_random $dev 0 64 1
 before=$(sha $dev)
-id=$(bsok create "$(devnum $dev)")
-bsok append "$id" "$(devnum $store)" 0:30720 > /dev/null
-bsok take "$id" > /dev/null
+id=$(raw_take $dev $store 0:30720) || exit 1
 img=$(image_of "$id" $dev)
 
 log "uncopied sectors of the snapshotted device are refused"

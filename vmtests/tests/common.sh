@@ -341,6 +341,16 @@ storage_fs() {
 	mkdir -p /mnt/st && run mount "${2:-/dev/vdd}" /mnt/st
 }
 
+# raw_take DEV STORE RANGE: create a snapshot of DEV, give it RANGE of
+# STORE with v1's raw append, take it; prints the ID.
+raw_take() {
+	local id
+	id=$(bsok create "$(devno "$1")") || exit 1
+	bsok append "$id" "$(devno "$2")" "$3" > /dev/null
+	bsok take "$id" > /dev/null
+	echo "$id"
+}
+
 # snap_take FILE SIZE DEV...: create a snapshot of the DEVs, give it FILE
 # grown by SIZE, take it; prints the ID.
 snap_take() {

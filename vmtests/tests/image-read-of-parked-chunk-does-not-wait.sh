@@ -15,10 +15,8 @@ write_random $dev 0 16 1
 chunk() { dd if="$1" bs=256K skip="$2" count=1 $3 2> /dev/null | sha256sum | cut -c1-64; }
 want=$(chunk $dev 9)
 want4=$(chunk $dev 4)
-id=$(bsok create "$(devnum $dev)")
 # Storage for one chunk of 256 KiB.
-bsok append "$id" "$(devnum $store)" 0:512 > /dev/null
-bsok take "$id" > /dev/null
+id=$(raw_take $dev $store 0:512) || exit 1
 img=$(image_of "$id" $dev)
 
 # The first chunk written takes the storage, the second waits for more.
