@@ -344,10 +344,10 @@ storage_fs() {
 # raw_take DEV STORE RANGE: create a snapshot of DEV, give it RANGE of
 # STORE with v1's raw append, take it; prints the ID.
 raw_take() {
-	local id
-	id=$(bsok create "$(devno "$1")") || exit 1
-	bsok append "$id" "$(devno "$2")" "$3" > /dev/null
-	bsok take "$id" > /dev/null
+	local id out
+	id=$(bsok create "$(devno "$1")") || { echo "$id" >&2; exit 1; }
+	out=$(bsok append "$id" "$(devno "$2")" "$3") || { echo "$out" >&2; exit 1; }
+	out=$(bsok take "$id") || { echo "$out" >&2; exit 1; }
 	echo "$id"
 }
 

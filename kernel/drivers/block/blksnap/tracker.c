@@ -979,14 +979,16 @@ void tracker_done(void)
 	 */
 	percpu_free_rwsem(&tracker_submit_lock);
 	/*
-	 * A write's completion puts its tracker references last: once the
-	 * trackers are freed, it has only its return left. In interrupt
-	 * context that is covered by free_module()'s synchronize_rcu(); a
-	 * completion in a task that can be preempted (loop, device-mapper
-	 * workers) would have to be preempted on that return for the whole
-	 * unload. synchronize_rcu_tasks() would close that too, but a task
-	 * that never yields (a real-time busy loop) holds it up, and the
-	 * unload with it (module-unload-waits-for-rcu-callback).
+	 * A write's completion puts its tracker references last, and so does
+	 * a submitter leaving the filter (tracker_detach_cb() only queues the
+	 * free): once the trackers are freed, each has only its return left.
+	 * In interrupt context that is covered by free_module()'s
+	 * synchronize_rcu(); a task that can be preempted (loop and
+	 * device-mapper workers, submitters on a preemptible kernel) would
+	 * have to be preempted on that return for the whole unload.
+	 * synchronize_rcu_tasks() would close that too, but a task that never
+	 * yields (a real-time busy loop) holds it up, and the unload with it
+	 * (module-unload-waits-for-rcu-callback).
 	 */
 	/* Rescued bios were all sent: their senders' records are back. */
 	destroy_workqueue(tracker_rescue_wq);
