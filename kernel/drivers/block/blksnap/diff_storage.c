@@ -19,7 +19,6 @@
 #include "diff_io.h"
 #include "diff_buffer.h"
 #include "diff_storage.h"
-#include "snapimage.h"
 
 /**
  * struct storage_bdev - Information about the opened block device.
@@ -820,16 +819,6 @@ static int diff_storage_append(struct diff_storage *diff_storage,
 			return PTR_ERR(bdev);
 		}
 		opened = true;
-		/*
-		 * Its writes would be copied on write into storage, maybe into
-		 * the image itself.
-		 */
-		if (MAJOR(dev_id) == snapimage_major()) {
-			pr_err("A snapshot image [%u:%u] cannot hold difference storage\n",
-			       MAJOR(dev_id), MINOR(dev_id));
-			ret = -EINVAL;
-			goto fail;
-		}
 		storage_bdev = kzalloc(sizeof(*storage_bdev), GFP_KERNEL);
 		if (!storage_bdev) {
 			ret = -ENOMEM;

@@ -414,6 +414,19 @@ int snapshot_destroy(uuid_t *id)
 	return snapshot_release_unlinked(snapshot);
 }
 
+/*
+ * A snapshot image's writes are copied on write into storage, maybe into
+ * the image itself: it cannot hold storage.
+ */
+static int snapshot_check_storage_dev(dev_t dev_id)
+{
+	if (MAJOR(dev_id) != snapimage_major())
+		return 0;
+	pr_err("A snapshot image [%u:%u] cannot hold difference storage\n",
+	       MAJOR(dev_id), MINOR(dev_id));
+	return -EINVAL;
+}
+
 int snapshot_append_storage(uuid_t *id, dev_t dev_id,
 			    struct blk_snap_block_range *ranges,
 			    unsigned int range_count)
@@ -421,6 +434,9 @@ int snapshot_append_storage(uuid_t *id, dev_t dev_id,
 	int ret = 0;
 	struct snapshot *snapshot;
 
+	ret = snapshot_check_storage_dev(dev_id);
+	if (ret)
+		return ret;
 	snapshot = snapshot_get_by_id(id);
 	if (!snapshot)
 		return -ESRCH;
@@ -435,9 +451,16 @@ int snapshot_append_file(uuid_t *id, struct file *file,
 			 struct blk_snap_block_range *ranges,
 			 unsigned int range_count)
 {
+	struct super_block *sb = file_inode(file)->i_sb;
 	struct snapshot *snapshot;
 	int ret;
 
+	/* The device of the file's blocks, if it has one. */
+	if (sb->s_bdev) {
+		ret = snapshot_check_storage_dev(sb->s_bdev->bd_dev);
+		if (ret)
+			return ret;
+	}
 	snapshot = snapshot_get_by_id(id);
 	if (!snapshot)
 		return -ESRCH;
