@@ -695,16 +695,14 @@ static int diff_storage_check_overlaps(struct diff_storage *diff_storage,
 				       struct blk_snap_block_range *ranges,
 				       unsigned int count)
 {
-	struct diff_storage *other;
+	struct diff_storage *each;
 
-	if (diff_storage_overlaps(diff_storage, bdev, ranges, count)) {
-		pr_err("The ranges overlap the difference storage already given\n");
-		return -EINVAL;
-	}
-	list_for_each_entry(other, &diff_storages, link) {
-		if (other != diff_storage &&
-		    diff_storage_overlaps(other, bdev, ranges, count)) {
-			pr_err("The ranges overlap the difference storage of another snapshot\n");
+	/* The caller's storage is in the list too. */
+	list_for_each_entry(each, &diff_storages, link) {
+		if (diff_storage_overlaps(each, bdev, ranges, count)) {
+			pr_err("The ranges overlap the difference storage %s\n",
+			       each == diff_storage ? "already given" :
+			       "of another snapshot");
 			return -EINVAL;
 		}
 	}
