@@ -209,10 +209,16 @@ cbt-xfs-file-writes-tracked." \
 	$drv/cbt_map.c $drv/cbt_map.h
 driver "block, blksnap: buffer in memory for the minimum data storage unit" \
 "A struct diff_buffer holds the data of one chunk in pages. Each device
-keeps a pool of free buffers (at most free_diff_buffer_pool_size), which
-saves allocations on a write-heavy device. A buffer taken for a write
-that must not wait (REQ_NOWAIT) comes from the pool or from an
-allocation that does not sleep, or not at all.
+has a pool of buffers: a reserve allocated at take, which lets a copy go
+on when no memory can be had, and free buffers kept for reuse (at most
+free_diff_buffer_pool_size, and half of buffer_memory_maximum_mb), which
+saves allocations on a write-heavy device. As kcopyd takes its pages, a
+buffer comes from the pool, else from an allocation that does not retry
+reclaim, else the owner is asked to empty its cache and the taker waits
+for a buffer in use to come back. A shrinker frees the free buffers
+down to the reserve and has the owners empty their caches. A buffer
+taken for a write that must not wait (REQ_NOWAIT) comes from the pool or
+from an allocation that does not sleep, or not at all.
 
 The pages carry a marker in their private field. A write of a chunk to
 the difference storage that a stacked device clones (an LV or md array
@@ -228,7 +234,9 @@ nowait-writes-wait-for-their-copy." \
 driver "block, blksnap: functions and structures for performing block I/O operations" \
 "Reads and writes a chunk with as many bios as it takes (a chunk may be
 larger than one bio can carry), synchronously or with a completion run
-from a work queue. The bios carry BIO_FILTERED: the filter never
+from a work queue. A struct diff_io is part of what it serves (a chunk,
+or a sync reader's stack): starting a copy allocates only its bios, from
+a bio_set. The bios carry BIO_FILTERED: the filter never
 intercepts the module's own I/O, even when the difference storage is on
 a tracked device. A bio that may not wait is allocated without sleeping,
 and only when the chunk fits in one bio.
@@ -286,7 +294,10 @@ Copies run in batches of at most 4 MiB of chunks, so that one
 WRITE_ZEROES of a whole disk needs bounded memory; discards are
 completed without reaching the device while a snapshot is held (nothing
 to copy, nothing lost). Chunks whose data is in memory are cached up to
-chunk_maximum_in_cache and released by a work item. Any failure marks
+chunk_maximum_in_cache (and a quarter of buffer_memory_maximum_mb each)
+and released by a work item. Descriptors come from a mempool per device
+with a reserve of one batch, and a stored chunk's place is part of its
+descriptor: a copy does not fail for want of memory. Any failure marks
 the snapshot corrupted and lets the original write go on.
 
 $tested: consistency-storage-on-same-fs and -other-fs (ext4, xfs),
@@ -296,7 +307,9 @@ multi-device-snapshot-consistent,
 idle-snapshot-memory-independent-of-origin-size,
 changed-chunk-memory-at-most-dm-snapshots,
 take-survives-failed-allocations (each allocation of a take failed in
-turn, on the debug kernel)." \
+turn, on the debug kernel), copy-on-write-survives-starved-submitter
+(every allocation of the writer failing, on the debug kernel),
+swap-on-snapshotted-fs-under-memory-pressure." \
 "$(from_v1 '08/17 "block, blksnap: minimum data storage unit of the original block device"' '13/17 "block, blksnap: owner of information about overwritten blocks of the original block device"')" \
 	$drv/chunk.c $drv/chunk.h $drv/diff_area.c $drv/diff_area.h
 driver "block, blksnap: attaching and detaching the filter and handling bios" \

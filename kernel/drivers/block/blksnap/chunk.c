@@ -26,7 +26,6 @@ void chunk_store_failed(struct chunk *chunk, int error)
 
 	chunk_state_set(chunk, CHUNK_ST_FAILED);
 	chunk_diff_buffer_release(chunk);
-	diff_storage_free_region(chunk->diff_region);
 	chunk->diff_region = NULL;
 
 	/*
@@ -87,17 +86,15 @@ int chunk_schedule_storing(struct chunk *chunk, bool is_nowait)
 		return -EINVAL;
 
 	while (!chunk->diff_region) {
-		struct diff_region *diff_region;
 		int ret;
 
-		diff_region = diff_storage_new_region(diff_area->diff_storage,
-						      diff_area_chunk_sectors(diff_area),
-						      is_nowait);
-		if (!IS_ERR(diff_region)) {
-			chunk->diff_region = diff_region;
+		ret = diff_storage_new_region(diff_area->diff_storage,
+					      diff_area_chunk_sectors(diff_area),
+					      &chunk->region, is_nowait);
+		if (!ret) {
+			chunk->diff_region = &chunk->region;
 			break;
 		}
-		ret = PTR_ERR(diff_region);
 		/*
 		 * Out of storage: the chunk waits, locked, for more
 		 * (diff_storage_park(); it does not sleep, and marks the
@@ -176,7 +173,7 @@ void chunk_schedule_caching(struct chunk *chunk)
 	up(&chunk->lock);
 
 	/* Initiate the cache clearing process */
-	if (in_cache_count > chunk_maximum_in_cache &&
+	if (in_cache_count > diff_area->cache_limit &&
 	    !diff_area_is_corrupted(diff_area))
 		queue_work(blksnap_wq, &diff_area->cache_release_work);
 }
@@ -185,10 +182,7 @@ static void chunk_notify_load(void *ctx)
 {
 	struct chunk *chunk = ctx;
 	struct diff_area *diff_area = chunk->diff_area;
-	int error = chunk->diff_io->error;
-
-	diff_io_free(chunk->diff_io);
-	chunk->diff_io = NULL;
+	int error = chunk->diff_io.error;
 
 	might_sleep();
 
@@ -230,10 +224,7 @@ static void chunk_notify_store(void *ctx)
 {
 	struct chunk *chunk = ctx;
 	struct diff_area *diff_area = chunk->diff_area;
-	int error = chunk->diff_io->error;
-
-	diff_io_free(chunk->diff_io);
-	chunk->diff_io = NULL;
+	int error = chunk->diff_io.error;
 
 	might_sleep();
 
@@ -279,14 +270,25 @@ out:
 	diff_area_io_done(diff_area);
 }
 
+/*
+ * From the device's reserve when no memory can be had (see "Difference
+ * storage" in blksnap.rst); without @is_nowait it does not fail, but may wait for a
+ * chunk in use to be freed, after the cache is told to let go of its own.
+ */
 struct chunk *chunk_alloc(struct diff_area *diff_area, unsigned long number,
-			  sector_t sector_count, gfp_t gfp)
+			  sector_t sector_count, bool is_nowait)
 {
 	struct chunk *chunk;
 
-	chunk = kzalloc(sizeof(*chunk), gfp);
-	if (!chunk)
-		return NULL;
+	chunk = mempool_alloc(&diff_area->chunk_pool,
+			      GFP_NOWAIT | __GFP_NOWARN);
+	if (!chunk) {
+		if (is_nowait)
+			return NULL;
+		diff_area_release_cache_now(diff_area);
+		chunk = mempool_alloc(&diff_area->chunk_pool, GFP_NOIO);
+	}
+	memset(chunk, 0, sizeof(*chunk));
 
 	INIT_LIST_HEAD(&chunk->cache_link);
 	INIT_HLIST_NODE(&chunk->map_link);
@@ -309,11 +311,11 @@ void chunk_free(struct chunk *chunk)
 
 	down(&chunk->lock);
 	chunk_diff_buffer_release(chunk);
-	diff_storage_free_region(chunk->diff_region);
+	chunk->diff_region = NULL;
 	chunk_state_set(chunk, CHUNK_ST_FAILED);
 	up(&chunk->lock);
 
-	kfree(chunk);
+	mempool_free(chunk, &chunk->diff_area->chunk_pool);
 }
 
 /**
@@ -329,36 +331,25 @@ void chunk_free(struct chunk *chunk)
 int chunk_async_store_diff(struct chunk *chunk, bool is_nowait)
 {
 	int ret;
-	struct diff_io *diff_io;
 	struct diff_region *region = chunk->diff_region;
 
 	if (WARN(!list_is_first(&chunk->cache_link, &chunk->cache_link),
 		 "The chunk already in the cache"))
 		return -EINVAL;
 
-	diff_io = diff_io_new_async_write(chunk_notify_store, chunk, is_nowait);
-	if (unlikely(!diff_io)) {
-		if (is_nowait)
-			return -EAGAIN;
-		else
-			return -ENOMEM;
-	}
-
-	WARN_ON(chunk->diff_io);
-	chunk->diff_io = diff_io;
+	diff_io_init_async(&chunk->diff_io, true, chunk_notify_store, chunk);
 	chunk_state_set(chunk, CHUNK_ST_STORING);
 	/* The completion's, put by it. */
 	chunk_get(chunk);
 	atomic_inc(&chunk->diff_area->pending_io_count);
 
-	ret = diff_io_do(chunk->diff_io, region, chunk->diff_buffer, is_nowait);
+	ret = diff_io_do(&chunk->diff_io, region, chunk->diff_buffer,
+			 is_nowait);
 	if (ret) {
 		chunk_state_unset(chunk, CHUNK_ST_STORING);
 		/* Not the last: the caller holds the chunk locked. */
 		chunk_put(chunk);
 		diff_area_io_done(chunk->diff_area);
-		diff_io_free(chunk->diff_io);
-		chunk->diff_io = NULL;
 	}
 
 	return ret;
@@ -377,7 +368,6 @@ int chunk_async_store_diff(struct chunk *chunk, bool is_nowait)
 int chunk_async_load_orig(struct chunk *chunk, const bool is_nowait)
 {
 	int ret;
-	struct diff_io *diff_io;
 	struct diff_region region = {
 		.bdev = chunk->diff_area->orig_bdev,
 		.sector = (sector_t)(chunk->number) *
@@ -385,29 +375,19 @@ int chunk_async_load_orig(struct chunk *chunk, const bool is_nowait)
 		.count = chunk->sector_count,
 	};
 
-	diff_io = diff_io_new_async_read(chunk_notify_load, chunk, is_nowait);
-	if (unlikely(!diff_io)) {
-		if (is_nowait)
-			return -EAGAIN;
-		else
-			return -ENOMEM;
-	}
-
-	WARN_ON(chunk->diff_io);
-	chunk->diff_io = diff_io;
+	diff_io_init_async(&chunk->diff_io, false, chunk_notify_load, chunk);
 	chunk_state_set(chunk, CHUNK_ST_LOADING);
 	/* The completion's, put by it. */
 	chunk_get(chunk);
 	atomic_inc(&chunk->diff_area->pending_io_count);
 
-	ret = diff_io_do(chunk->diff_io, &region, chunk->diff_buffer, is_nowait);
+	ret = diff_io_do(&chunk->diff_io, &region, chunk->diff_buffer,
+			 is_nowait);
 	if (ret) {
 		chunk_state_unset(chunk, CHUNK_ST_LOADING);
 		/* Not the last: the caller holds the chunk locked. */
 		chunk_put(chunk);
 		diff_area_io_done(chunk->diff_area);
-		diff_io_free(chunk->diff_io);
-		chunk->diff_io = NULL;
 	}
 	return ret;
 }
@@ -423,7 +403,7 @@ int chunk_async_load_orig(struct chunk *chunk, const bool is_nowait)
 int chunk_load_orig(struct chunk *chunk)
 {
 	int ret;
-	struct diff_io *diff_io;
+	struct diff_io diff_io;
 	struct diff_region region = {
 		.bdev = chunk->diff_area->orig_bdev,
 		.sector = (sector_t)(chunk->number) *
@@ -431,15 +411,10 @@ int chunk_load_orig(struct chunk *chunk)
 		.count = chunk->sector_count,
 	};
 
-	diff_io = diff_io_new_sync_read();
-	if (unlikely(!diff_io))
-		return -ENOMEM;
-
-	ret = diff_io_do(diff_io, &region, chunk->diff_buffer, false);
+	diff_io_init_sync(&diff_io, false);
+	ret = diff_io_do(&diff_io, &region, chunk->diff_buffer, false);
 	if (!ret)
-		ret = diff_io->error;
-
-	diff_io_free(diff_io);
+		ret = diff_io.error;
 	return ret;
 }
 
@@ -454,18 +429,12 @@ int chunk_load_orig(struct chunk *chunk)
 int chunk_load_diff(struct chunk *chunk)
 {
 	int ret;
-	struct diff_io *diff_io;
-	struct diff_region *region = chunk->diff_region;
+	struct diff_io diff_io;
 
-	diff_io = diff_io_new_sync_read();
-	if (unlikely(!diff_io))
-		return -ENOMEM;
-
-	ret = diff_io_do(diff_io, region, chunk->diff_buffer, false);
+	diff_io_init_sync(&diff_io, false);
+	ret = diff_io_do(&diff_io, chunk->diff_region, chunk->diff_buffer,
+			 false);
 	if (!ret)
-		ret = diff_io->error;
-
-	diff_io_free(diff_io);
-
+		ret = diff_io.error;
 	return ret;
 }

@@ -6,6 +6,7 @@
 #include <linux/blkdev.h>
 #include <linux/rwsem.h>
 #include <linux/atomic.h>
+#include "diff_io.h"
 
 struct diff_area;
 struct diff_region;
@@ -88,10 +89,14 @@ enum chunk_st {
  *	Pointer to &struct diff_buffer. Describes a buffer in the memory
  *	for storing the chunk data.
  * @diff_region:
- *	Pointer to &struct diff_region. Describes a copy of the chunk data
- *	on the difference storage.
+ *	The place of the chunk's data on the difference storage: @region
+ *	once the chunk has one, NULL before.
+ * @region:
+ *	Where @diff_region points.
  * @diff_io:
- *	Provides I/O operations for a chunk.
+ *	The chunk's I/O in flight, if any. Part of the chunk, as @region,
+ *	so that copy-on-write allocates neither (see "Difference storage"
+ *	in blksnap.rst).
  * @parked_readers:
  *	Image reads copying from the buffer of a parked chunk: the chunk
  *	leaves the parked state only when they are done.
@@ -100,7 +105,7 @@ enum chunk_st {
  * with when executing the copy-on-write algorithm and when performing I/O
  * to snapshot images. It exists only while the chunk is in use: copied,
  * cached, or locked for I/O. An idle stored chunk is a record of a few
- * bytes in its diff area instead (see "Memory" in blksnap.rst).
+ * bytes in its diff area instead (see "Copy-on-write" in blksnap.rst).
  *
  * If the data of the chunk has been changed or has just been read, then
  * the chunk gets into cache.
@@ -124,7 +129,8 @@ struct chunk {
 	atomic_t state;
 	struct diff_buffer *diff_buffer;
 	struct diff_region *diff_region;
-	struct diff_io *diff_io;
+	struct diff_region region;
+	struct diff_io diff_io;
 	atomic_t parked_readers;
 };
 
@@ -144,7 +150,7 @@ static inline bool chunk_state_check(struct chunk *chunk, int st)
 };
 
 struct chunk *chunk_alloc(struct diff_area *diff_area, unsigned long number,
-			  sector_t sector_count, gfp_t gfp);
+			  sector_t sector_count, bool is_nowait);
 void chunk_free(struct chunk *chunk);
 bool chunk_parked_read_begin(struct chunk *chunk);
 void chunk_parked_read_end(struct chunk *chunk);

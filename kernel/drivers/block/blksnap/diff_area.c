@@ -74,6 +74,8 @@ void diff_area_free(struct kref *kref)
 		container_of(kref, struct diff_area, kref);
 
 	might_sleep();
+	/* Before the flushes below: the shrinker queues the cache release. */
+	diff_buffer_pool_unlist(&diff_area->buffer_pool);
 	diff_storage_remove_origin(&diff_area->origin);
 	/*
 	 * Nothing may start I/O on the chunks any more: the cache release
@@ -111,6 +113,7 @@ void diff_area_free(struct kref *kref)
 	}
 
 	diff_buffer_pool_cleanup(&diff_area->buffer_pool);
+	mempool_exit(&diff_area->chunk_pool);
 
 	kfree(diff_area);
 }
@@ -147,12 +150,12 @@ get_chunk_from_cache_and_write_lock(spinlock_t *caches_lock,
 }
 
 static struct chunk *
-diff_area_get_chunk_from_cache_and_write_lock(struct diff_area *diff_area)
+diff_area_get_chunk_from_cache_and_write_lock(struct diff_area *diff_area,
+					      unsigned int limit)
 {
 	struct chunk *chunk;
 
-	if (atomic_read(&diff_area->read_cache_count) >
-	    chunk_maximum_in_cache) {
+	if (atomic_read(&diff_area->read_cache_count) > limit) {
 		chunk = get_chunk_from_cache_and_write_lock(&diff_area->caches_lock,
 							    &diff_area->read_cache_queue,
 							    &diff_area->read_cache_count);
@@ -160,8 +163,7 @@ diff_area_get_chunk_from_cache_and_write_lock(struct diff_area *diff_area)
 			return chunk;
 	}
 
-	if (atomic_read(&diff_area->write_cache_count) >
-	    chunk_maximum_in_cache) {
+	if (atomic_read(&diff_area->write_cache_count) > limit) {
 		chunk = get_chunk_from_cache_and_write_lock(&diff_area->caches_lock,
 							    &diff_area->write_cache_queue,
 							    &diff_area->write_cache_count);
@@ -178,10 +180,14 @@ static int diff_area_wait_tracked_reads(struct diff_area *diff_area,
 
 static void diff_area_cache_release(struct diff_area *diff_area)
 {
+	/* Read before the walk: a request made during it queues another. */
+	unsigned int limit = atomic_xchg(&diff_area->cache_release_all, 0) ?
+			     0 : diff_area->cache_limit;
 	struct chunk *chunk;
 
 	while (!diff_area_is_corrupted(diff_area) &&
-	       (chunk = diff_area_get_chunk_from_cache_and_write_lock(diff_area))) {
+	       (chunk = diff_area_get_chunk_from_cache_and_write_lock(diff_area,
+								      limit))) {
 		/*
 		 * There cannot be a chunk in the cache whose buffer is
 		 * not ready.
@@ -223,6 +229,64 @@ static void diff_area_cache_release_work(struct work_struct *work)
 		container_of(work, struct diff_area, cache_release_work);
 
 	diff_area_cache_release(diff_area);
+}
+
+/*
+ * Memory is short: every cached chunk gives back its buffer and its
+ * descriptor, soon. Does not wait; any context.
+ */
+void diff_area_release_cache_now(struct diff_area *diff_area)
+{
+	atomic_set(&diff_area->cache_release_all, 1);
+	queue_work(blksnap_wq, &diff_area->cache_release_work);
+}
+
+static unsigned long diff_area_cached_buffers(struct diff_buffer_pool *pool)
+{
+	struct diff_area *diff_area =
+		container_of(pool, struct diff_area, buffer_pool);
+
+	return atomic_read(&diff_area->read_cache_count) +
+	       atomic_read(&diff_area->write_cache_count);
+}
+
+static void diff_area_release_cached_buffers(struct diff_buffer_pool *pool)
+{
+	diff_area_release_cache_now(container_of(pool, struct diff_area,
+						 buffer_pool));
+}
+
+static const struct diff_buffer_pool_ops diff_area_buffer_pool_ops = {
+	.cached = diff_area_cached_buffers,
+	.release_cached = diff_area_release_cached_buffers,
+};
+
+/*
+ * The memory a device keeps beyond what it uses (buffer_memory_maximum_mb),
+ * and its reserve: one batch of copies, buffers and descriptors.
+ */
+static int diff_area_init_pools(struct diff_area *diff_area)
+{
+	u64 budget = (u64)buffer_memory_maximum_mb << 20;
+	unsigned int shift = diff_area->chunk_shift;
+	unsigned int reserve = max(1u, COW_BATCH_BYTES >> min(shift, 31u));
+	unsigned int keep;
+	int ret;
+
+	diff_area->cache_limit = min_t(u64, chunk_maximum_in_cache,
+				       (budget / 4) >> shift);
+	keep = min_t(u64, free_diff_buffer_pool_size, (budget / 2) >> shift);
+
+	ret = mempool_init_kmalloc_pool(&diff_area->chunk_pool,
+					max(16u, reserve), sizeof(struct chunk));
+	if (ret)
+		return ret;
+	ret = diff_buffer_pool_init(&diff_area->buffer_pool,
+				    diff_area_chunk_sectors(diff_area), reserve,
+				    keep, &diff_area_buffer_pool_ops);
+	if (ret)
+		mempool_exit(&diff_area->chunk_pool);
+	return ret;
 }
 
 /* Records looked up per hold of map_lock (interrupts off). */
@@ -347,8 +411,12 @@ struct diff_area *diff_area_new(dev_t dev_id, struct diff_storage *diff_storage)
 	atomic_set(&diff_area->write_cache_count, 0);
 	INIT_WORK(&diff_area->cache_release_work, diff_area_cache_release_work);
 
-	diff_buffer_pool_init(&diff_area->buffer_pool,
-			      diff_area_chunk_sectors(diff_area));
+	atomic_set(&diff_area->cache_release_all, 0);
+	if (diff_area_init_pools(diff_area)) {
+		blkdev_put(bdev, FMODE_READ | FMODE_WRITE);
+		kfree(diff_area);
+		return ERR_PTR(-ENOMEM);
+	}
 
 	atomic_set(&diff_area->corrupt_flag, 0);
 	atomic_set(&diff_area->pending_io_count, 0);
@@ -639,8 +707,7 @@ void chunk_put(struct chunk *chunk)
 	hash_del(&chunk->map_link);
 	spin_unlock_irqrestore(&diff_area->map_lock, flags);
 
-	diff_storage_free_region(chunk->diff_region);
-	kfree(chunk);
+	mempool_free(chunk, &diff_area->chunk_pool);
 }
 
 /*
@@ -681,7 +748,8 @@ static struct chunk *diff_area_find_chunk(struct diff_area *diff_area,
  *
  * A chunk is allocated the first time it is needed, in the write's path,
  * rather than every chunk at take: that keeps an idle snapshot of a large
- * device cheap. GFP_NOIO, since the write of the original waits for it.
+ * device cheap. Without @is_nowait the allocation does not fail: it may
+ * take from the device's reserve (chunk_alloc()).
  *
  * Return: the chunk with a reference (chunk_put() it), NULL (see
  * @copying), or an error pointer.
@@ -690,7 +758,6 @@ static struct chunk *diff_area_get_chunk(struct diff_area *diff_area,
 					 unsigned long number, bool is_nowait,
 					 bool copying)
 {
-	gfp_t gfp = is_nowait ? GFP_NOWAIT | __GFP_NOWARN : GFP_NOIO;
 	sector_t chunk_sectors = diff_area_chunk_sectors(diff_area);
 	sector_t first = (sector_t)number * chunk_sectors;
 	struct chunk *chunk, *used;
@@ -711,22 +778,18 @@ static struct chunk *diff_area_get_chunk(struct diff_area *diff_area,
 
 		chunk = chunk_alloc(diff_area, number,
 				    min(chunk_sectors,
-					diff_area->capacity - first), gfp);
+					diff_area->capacity - first),
+				    is_nowait);
 		if (!chunk)
-			return ERR_PTR(is_nowait ? -EAGAIN : -ENOMEM);
+			return ERR_PTR(-EAGAIN);
 		if (recorded) {
-			chunk->diff_region = kzalloc(sizeof(*chunk->diff_region),
-						     gfp);
-			if (!chunk->diff_region) {
-				kfree(chunk);
-				return ERR_PTR(is_nowait ? -EAGAIN : -ENOMEM);
-			}
-			chunk->diff_region->count = chunk_sectors;
+			chunk->region.count = chunk_sectors;
 			if (diff_storage_region_at(diff_area->diff_storage,
-						   place, chunk->diff_region)) {
+						   place, &chunk->region)) {
 				chunk_free(chunk);
 				return ERR_PTR(-EIO);
 			}
+			chunk->diff_region = &chunk->region;
 			atomic_set(&chunk->state,
 				   CHUNK_ST_STORE_READY | CHUNK_ST_RECORDED);
 		}

@@ -12,6 +12,7 @@
 #include <linux/hashtable.h>
 #include <linux/wait.h>
 #include <linux/wait_bit.h>
+#include <linux/mempool.h>
 #include "diff_storage.h"
 #include "event_queue.h"
 #include "diff_buffer.h"
@@ -72,8 +73,16 @@ struct diff_region;
  * @cache_release_work:
  *	The workqueue work item. This worker limits the number of chunks
  *	that store their data in RAM.
+ * @cache_limit:
+ *	The most chunks each cache keeps: chunk_maximum_in_cache, or less
+ *	when buffer_memory_maximum_mb says so.
+ * @cache_release_all:
+ *	Set when memory is short: the next cache release empties the caches.
+ * @chunk_pool:
+ *	The chunk descriptors, with a reserve of one batch of copies.
  * @buffer_pool:
- *	Free chunk buffers kept for reuse, which saves allocations.
+ *	The chunk buffers: free ones kept for reuse, and a reserve of one
+ *	batch of copies.
  * @corrupt_flag:
  *	The flag is set if an error occurred in the operation of the data
  *	saving mechanism in the diff area. In this case, an error will be
@@ -137,16 +146,29 @@ struct diff_area {
 	struct list_head write_cache_queue;
 	atomic_t write_cache_count;
 	struct work_struct cache_release_work;
+	unsigned int cache_limit;
+	atomic_t cache_release_all;
 
+	mempool_t chunk_pool;
 	struct diff_buffer_pool buffer_pool;
 
 	atomic_t corrupt_flag;
 	atomic_t pending_io_count;
 };
 
+/*
+ * Copy-on-write runs in batches of at most this much chunk data (one chunk
+ * when chunks are larger), each waited for before the next starts. A write
+ * can be as large as its device (WRITE_ZEROES), and every chunk in flight
+ * holds a buffer of its size: as kcopyd bounds its work, so does this. A
+ * device reserves buffers and descriptors for one batch.
+ */
+#define COW_BATCH_BYTES (4u << 20)
+
 struct diff_area *diff_area_new(dev_t dev_id,
 				struct diff_storage *diff_storage);
 void diff_area_free(struct kref *kref);
+void diff_area_release_cache_now(struct diff_area *diff_area);
 static inline void diff_area_get(struct diff_area *diff_area)
 {
 	kref_get(&diff_area->kref);

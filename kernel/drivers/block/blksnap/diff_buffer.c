@@ -2,7 +2,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME "-diff-buffer: " fmt
 
 #include <linux/slab.h>
-#include "params.h"
+#include <linux/shrinker.h>
 #include "diff_buffer.h"
 
 /*
@@ -67,13 +67,24 @@ fail:
 	return NULL;
 }
 
-void diff_buffer_pool_init(struct diff_buffer_pool *pool,
-			   sector_t buffer_sectors)
+/*
+ * Every device's pool, for the shrinker. The lock nests outside a pool's:
+ * the shrinker holds it while it frees from a pool and while it asks the
+ * pool's owner to release its cache, so that diff_buffer_pool_cleanup(),
+ * which unlists the pool under it first, knows that neither is running.
+ */
+static LIST_HEAD(diff_buffer_pools);
+static DEFINE_SPINLOCK(diff_buffer_pools_lock);
+
+/*
+ * Free buffers beyond the reserve, which only
+ * diff_buffer_pool_cleanup() frees. Under the pool's lock.
+ */
+static unsigned int diff_buffer_pool_spare(struct diff_buffer_pool *pool)
 {
-	spin_lock_init(&pool->lock);
-	INIT_LIST_HEAD(&pool->free);
-	atomic_set(&pool->count, 0);
-	pool->buffer_sectors = buffer_sectors;
+	if (pool->total <= pool->reserve)
+		return 0;
+	return min(pool->free_count, pool->total - pool->reserve);
 }
 
 static struct diff_buffer *diff_buffer_pool_get(struct diff_buffer_pool *pool)
@@ -85,10 +96,88 @@ static struct diff_buffer *diff_buffer_pool_get(struct diff_buffer_pool *pool)
 					       link);
 	if (diff_buffer) {
 		list_del(&diff_buffer->link);
-		atomic_dec(&pool->count);
+		pool->free_count--;
 	}
 	spin_unlock(&pool->lock);
 	return diff_buffer;
+}
+
+static void diff_buffer_pool_put(struct diff_buffer_pool *pool,
+				 struct diff_buffer *diff_buffer)
+{
+	spin_lock(&pool->lock);
+	list_add(&diff_buffer->link, &pool->free);
+	pool->free_count++;
+	spin_unlock(&pool->lock);
+	wake_up(&pool->wait);
+}
+
+static struct diff_buffer *diff_buffer_pool_alloc(struct diff_buffer_pool *pool,
+						  gfp_t gfp_mask)
+{
+	size_t page_count = DIV_ROUND_UP(pool->buffer_sectors, PAGE_SECTORS);
+	struct diff_buffer *diff_buffer;
+
+	diff_buffer = diff_buffer_new(page_count,
+				      pool->buffer_sectors << SECTOR_SHIFT,
+				      gfp_mask);
+	if (diff_buffer) {
+		spin_lock(&pool->lock);
+		pool->total++;
+		spin_unlock(&pool->lock);
+	}
+	return diff_buffer;
+}
+
+/**
+ * diff_buffer_pool_init() - Makes the buffer pool of a device.
+ * @pool:
+ *	The pool.
+ * @buffer_sectors:
+ *	The size of each buffer: the chunk size of the device.
+ * @reserve:
+ *	The buffers allocated now and kept until diff_buffer_pool_cleanup(),
+ *	so that copy-on-write goes on when no memory can be had: as many as
+ *	one batch of copies holds (COW_BATCH_BYTES).
+ * @keep:
+ *	The most free buffers kept for reuse; more are freed.
+ * @ops:
+ *	How the shrinker and a starved diff_buffer_take() have the pool's
+ *	owner give back the buffers it caches.
+ *
+ * Context: may sleep (GFP_KERNEL).
+ * Return: 0 or -ENOMEM.
+ */
+int diff_buffer_pool_init(struct diff_buffer_pool *pool, sector_t buffer_sectors,
+			  unsigned int reserve, unsigned int keep,
+			  const struct diff_buffer_pool_ops *ops)
+{
+	spin_lock_init(&pool->lock);
+	INIT_LIST_HEAD(&pool->free);
+	INIT_LIST_HEAD(&pool->link);
+	init_waitqueue_head(&pool->wait);
+	pool->free_count = 0;
+	pool->total = 0;
+	pool->reserve = reserve;
+	pool->keep = max(keep, reserve);
+	pool->buffer_sectors = buffer_sectors;
+	pool->ops = ops;
+
+	while (pool->total < reserve) {
+		struct diff_buffer *diff_buffer;
+
+		diff_buffer = diff_buffer_pool_alloc(pool, GFP_KERNEL);
+		if (!diff_buffer) {
+			diff_buffer_pool_cleanup(pool);
+			return -ENOMEM;
+		}
+		diff_buffer_pool_put(pool, diff_buffer);
+	}
+
+	spin_lock(&diff_buffer_pools_lock);
+	list_add_tail(&pool->link, &diff_buffer_pools);
+	spin_unlock(&diff_buffer_pools_lock);
+	return 0;
 }
 
 /**
@@ -99,46 +188,154 @@ static struct diff_buffer *diff_buffer_pool_get(struct diff_buffer_pool *pool)
  *	The caller must not sleep: only a pooled buffer or an allocation
  *	that does not wait for reclaim will do.
  *
- * Return: the buffer, or ERR_PTR(-EAGAIN) / ERR_PTR(-ENOMEM).
+ * As kcopyd takes its pages: a free buffer, else an allocation that does
+ * not retry reclaim, else the owner is asked to release its cache and the
+ * caller waits for a buffer to be given back, trying the allocation again
+ * now and then. It does not fail: buffers in use are released when their
+ * I/O completes, their cache is released, or the storage wait ends, and
+ * the reserve made at diff_buffer_pool_init() is never given away. The
+ * wait is not killable, for the reason of diff_area_lock_for_copy().
+ *
+ * Return: the buffer, or ERR_PTR(-EAGAIN) with @is_nowait.
  */
 struct diff_buffer *diff_buffer_take(struct diff_buffer_pool *pool,
 				     const bool is_nowait)
 {
 	struct diff_buffer *diff_buffer;
-	size_t page_count;
 
 	diff_buffer = diff_buffer_pool_get(pool);
 	if (diff_buffer)
 		return diff_buffer;
+	if (is_nowait) {
+		diff_buffer = diff_buffer_pool_alloc(pool,
+						     GFP_NOWAIT | __GFP_NOWARN);
+		return diff_buffer ?: ERR_PTR(-EAGAIN);
+	}
 
-	page_count = round_up(pool->buffer_sectors, PAGE_SECTORS) / PAGE_SECTORS;
-	diff_buffer = diff_buffer_new(page_count,
-				      pool->buffer_sectors << SECTOR_SHIFT,
-				      is_nowait ? GFP_NOWAIT | __GFP_NOWARN :
-						  GFP_NOIO);
-	if (!diff_buffer)
-		return ERR_PTR(is_nowait ? -EAGAIN : -ENOMEM);
+	for (;;) {
+		diff_buffer = diff_buffer_pool_alloc(pool, GFP_NOIO |
+						     __GFP_NORETRY |
+						     __GFP_NOWARN);
+		if (diff_buffer)
+			return diff_buffer;
 
-	return diff_buffer;
+		pool->ops->release_cached(pool);
+		wait_event_timeout(pool->wait, READ_ONCE(pool->free_count),
+				   HZ / 10);
+		diff_buffer = diff_buffer_pool_get(pool);
+		if (diff_buffer)
+			return diff_buffer;
+	}
 }
 
 void diff_buffer_release(struct diff_buffer_pool *pool,
 			 struct diff_buffer *diff_buffer)
 {
-	if (atomic_read(&pool->count) > free_diff_buffer_pool_size) {
+	spin_lock(&pool->lock);
+	if (pool->free_count >= pool->keep && pool->total > pool->reserve) {
+		pool->total--;
+		spin_unlock(&pool->lock);
 		diff_buffer_free(diff_buffer);
 		return;
 	}
-	spin_lock(&pool->lock);
-	list_add_tail(&diff_buffer->link, &pool->free);
-	atomic_inc(&pool->count);
+	list_add(&diff_buffer->link, &pool->free);
+	pool->free_count++;
 	spin_unlock(&pool->lock);
+	wake_up(&pool->wait);
 }
 
+/*
+ * Takes the pool out of the shrinker's reach. On return the shrinker is
+ * not using it, nor calling its &struct diff_buffer_pool_ops.
+ */
+void diff_buffer_pool_unlist(struct diff_buffer_pool *pool)
+{
+	spin_lock(&diff_buffer_pools_lock);
+	list_del_init(&pool->link);
+	spin_unlock(&diff_buffer_pools_lock);
+}
+
+/*
+ * Frees every free buffer, the reserve too, and takes the pool out of the
+ * shrinker's reach. The pool's owner has released all its buffers.
+ */
 void diff_buffer_pool_cleanup(struct diff_buffer_pool *pool)
 {
 	struct diff_buffer *diff_buffer;
 
-	while ((diff_buffer = diff_buffer_pool_get(pool)))
+	diff_buffer_pool_unlist(pool);
+	while ((diff_buffer = diff_buffer_pool_get(pool))) {
+		pool->total--;
 		diff_buffer_free(diff_buffer);
+	}
+	WARN_ON(pool->total);
+}
+
+static unsigned long diff_buffer_shrink_count(struct shrinker *shrinker,
+					      struct shrink_control *sc)
+{
+	struct diff_buffer_pool *pool;
+	unsigned long count = 0;
+
+	spin_lock(&diff_buffer_pools_lock);
+	list_for_each_entry(pool, &diff_buffer_pools, link) {
+		spin_lock(&pool->lock);
+		count += diff_buffer_pool_spare(pool);
+		spin_unlock(&pool->lock);
+		count += pool->ops->cached(pool);
+	}
+	spin_unlock(&diff_buffer_pools_lock);
+	return count;
+}
+
+/*
+ * Frees the free buffers beyond each pool's reserve and, when that is not
+ * enough, has the owners release their caches, which gives their buffers
+ * back to the pools for a later scan. Counts buffers, not pages: a buffer
+ * is a chunk.
+ */
+static unsigned long diff_buffer_shrink_scan(struct shrinker *shrinker,
+					     struct shrink_control *sc)
+{
+	struct diff_buffer_pool *pool;
+	unsigned long freed = 0;
+	LIST_HEAD(victims);
+	struct diff_buffer *diff_buffer, *next;
+
+	spin_lock(&diff_buffer_pools_lock);
+	list_for_each_entry(pool, &diff_buffer_pools, link) {
+		spin_lock(&pool->lock);
+		while (freed < sc->nr_to_scan && diff_buffer_pool_spare(pool)) {
+			diff_buffer = list_last_entry(&pool->free,
+						      struct diff_buffer, link);
+			list_move(&diff_buffer->link, &victims);
+			pool->free_count--;
+			pool->total--;
+			freed++;
+		}
+		spin_unlock(&pool->lock);
+		if (freed < sc->nr_to_scan && pool->ops->cached(pool))
+			pool->ops->release_cached(pool);
+	}
+	spin_unlock(&diff_buffer_pools_lock);
+
+	list_for_each_entry_safe(diff_buffer, next, &victims, link)
+		diff_buffer_free(diff_buffer);
+	return freed;
+}
+
+static struct shrinker diff_buffer_shrinker = {
+	.count_objects = diff_buffer_shrink_count,
+	.scan_objects = diff_buffer_shrink_scan,
+	.seeks = DEFAULT_SEEKS,
+};
+
+int diff_buffer_init(void)
+{
+	return register_shrinker(&diff_buffer_shrinker, "blksnap-buffers");
+}
+
+void diff_buffer_done(void)
+{
+	unregister_shrinker(&diff_buffer_shrinker);
 }

@@ -8,6 +8,7 @@
 #include <linux/blkdev.h>
 #include <linux/spinlock.h>
 #include <linux/atomic.h>
+#include <linux/wait.h>
 
 /**
  * struct diff_buffer - Difference buffer.
@@ -60,31 +61,69 @@ static inline bool diff_buffer_iter_get(struct diff_buffer *diff_buffer,
 	return true;
 };
 
+struct diff_buffer_pool;
+
 /**
- * struct diff_buffer_pool - Free buffers of one device, for reuse.
- * @lock:
- *	Protects @free.
- * @free:
- *	The free buffers, linked by &struct diff_buffer.link.
- * @count:
- *	The number of buffers in @free; at most free_diff_buffer_pool_size
- *	are kept, the rest are freed when released.
- * @buffer_sectors:
- *	The size of each buffer: the chunk size of the device.
+ * struct diff_buffer_pool_ops - What a pool asks of its owner.
+ * @cached:
+ *	The number of the pool's buffers the owner keeps in a cache.
+ * @release_cached:
+ *	Release them soon, without waiting: the shrinker or a starved
+ *	diff_buffer_take() calls it, under a spinlock.
  */
-struct diff_buffer_pool {
-	spinlock_t lock; /* protects free */
-	struct list_head free;
-	atomic_t count;
-	sector_t buffer_sectors;
+struct diff_buffer_pool_ops {
+	unsigned long (*cached)(struct diff_buffer_pool *pool);
+	void (*release_cached)(struct diff_buffer_pool *pool);
 };
 
-void diff_buffer_pool_init(struct diff_buffer_pool *pool,
-			   sector_t buffer_sectors);
+/**
+ * struct diff_buffer_pool - The buffers of one device.
+ * @lock:
+ *	Protects @free, @free_count and @total.
+ * @free:
+ *	The free buffers, linked by &struct diff_buffer.link.
+ * @free_count:
+ *	The number of buffers in @free.
+ * @total:
+ *	The number of buffers allocated, free or in use.
+ * @reserve:
+ *	@total never goes below it: these buffers let copy-on-write go on
+ *	when no memory can be had.
+ * @keep:
+ *	At most this many free buffers are kept; more are freed when
+ *	released. The shrinker frees them down to @reserve.
+ * @wait:
+ *	Where diff_buffer_take() waits for a buffer to be released.
+ * @buffer_sectors:
+ *	The size of each buffer: the chunk size of the device.
+ * @ops:
+ *	The owner's cache (&struct diff_buffer_pool_ops).
+ * @link:
+ *	In the shrinker's list of pools.
+ */
+struct diff_buffer_pool {
+	spinlock_t lock; /* protects free, free_count and total */
+	struct list_head free;
+	unsigned int free_count;
+	unsigned int total;
+	unsigned int reserve;
+	unsigned int keep;
+	wait_queue_head_t wait;
+	sector_t buffer_sectors;
+	const struct diff_buffer_pool_ops *ops;
+	struct list_head link;
+};
+
+int diff_buffer_init(void);
+void diff_buffer_done(void);
+int diff_buffer_pool_init(struct diff_buffer_pool *pool, sector_t buffer_sectors,
+			  unsigned int reserve, unsigned int keep,
+			  const struct diff_buffer_pool_ops *ops);
 struct diff_buffer *diff_buffer_take(struct diff_buffer_pool *pool,
 				     const bool is_nowait);
 void diff_buffer_release(struct diff_buffer_pool *pool,
 			 struct diff_buffer *diff_buffer);
+void diff_buffer_pool_unlist(struct diff_buffer_pool *pool);
 void diff_buffer_pool_cleanup(struct diff_buffer_pool *pool);
 bool diff_buffer_owns_page(struct page *page);
 #endif /* __BLK_SNAP_DIFF_BUFFER_H */

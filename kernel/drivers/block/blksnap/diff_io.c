@@ -82,49 +82,30 @@ static void diff_io_endio(struct bio *bio)
 		diff_io_complete(diff_io);
 }
 
-static inline struct diff_io *diff_io_new(bool is_write, bool is_nowait)
+/*
+ * A diff_io is part of what it serves (a chunk, or the stack of a sync
+ * reader), so that starting a copy allocates nothing but its bios, which
+ * come from a mempool-backed bio_set.
+ */
+void diff_io_init_sync(struct diff_io *diff_io, bool is_write)
 {
-	struct diff_io *diff_io;
-
-	diff_io = kzalloc(sizeof(*diff_io),
-			  is_nowait ? GFP_NOWAIT | __GFP_NOWARN : GFP_NOIO);
-	if (unlikely(!diff_io))
-		return NULL;
-
 	diff_io->error = 0;
 	diff_io->is_write = is_write;
-	atomic_set(&diff_io->bio_count, 0);
-
-	return diff_io;
-}
-
-struct diff_io *diff_io_new_sync(bool is_write)
-{
-	struct diff_io *diff_io;
-
-	diff_io = diff_io_new(is_write, false);
-	if (unlikely(!diff_io))
-		return NULL;
-
 	diff_io->is_sync_io = true;
+	atomic_set(&diff_io->bio_count, 0);
 	init_completion(&diff_io->notify.sync.completion);
-	return diff_io;
 }
 
-struct diff_io *diff_io_new_async(bool is_write, bool is_nowait,
-				  void (*notify_cb)(void *ctx), void *ctx)
+void diff_io_init_async(struct diff_io *diff_io, bool is_write,
+			void (*notify_cb)(void *ctx), void *ctx)
 {
-	struct diff_io *diff_io;
-
-	diff_io = diff_io_new(is_write, is_nowait);
-	if (unlikely(!diff_io))
-		return NULL;
-
+	diff_io->error = 0;
+	diff_io->is_write = is_write;
 	diff_io->is_sync_io = false;
+	atomic_set(&diff_io->bio_count, 0);
 	INIT_WORK(&diff_io->notify.async.work, diff_io_notify_cb);
 	diff_io->notify.async.ctx = ctx;
 	diff_io->notify.async.notify_cb = notify_cb;
-	return diff_io;
 }
 
 /*
@@ -196,7 +177,7 @@ static void diff_io_end_submit(struct diff_io *diff_io, bool is_sync_io)
 /**
  * diff_io_do() - Read or write a region through a diff buffer.
  * @diff_io:
- *	The operation, from diff_io_new_sync() or diff_io_new_async().
+ *	The operation, from diff_io_init_sync() or diff_io_init_async().
  * @diff_region:
  *	Where on disk. Its sectors map onto the buffer from its first page.
  * @diff_buffer:

@@ -89,35 +89,9 @@ extern struct workqueue_struct *blksnap_wq;
 int diff_io_init(void);
 void diff_io_done(void);
 
-static inline void diff_io_free(struct diff_io *diff_io)
-{
-	kfree(diff_io);
-}
-
-struct diff_io *diff_io_new_sync(bool is_write);
-static inline struct diff_io *diff_io_new_sync_read(void)
-{
-	return diff_io_new_sync(false);
-};
-
-static inline struct diff_io *diff_io_new_sync_write(void)
-{
-	return diff_io_new_sync(true);
-};
-
-struct diff_io *diff_io_new_async(bool is_write, bool is_nowait,
-				  void (*notify_cb)(void *ctx), void *ctx);
-static inline struct diff_io *
-diff_io_new_async_read(void (*notify_cb)(void *ctx), void *ctx, bool is_nowait)
-{
-	return diff_io_new_async(false, is_nowait, notify_cb, ctx);
-};
-
-static inline struct diff_io *
-diff_io_new_async_write(void (*notify_cb)(void *ctx), void *ctx, bool is_nowait)
-{
-	return diff_io_new_async(true, is_nowait, notify_cb, ctx);
-};
+void diff_io_init_sync(struct diff_io *diff_io, bool is_write);
+void diff_io_init_async(struct diff_io *diff_io, bool is_write,
+			void (*notify_cb)(void *ctx), void *ctx);
 
 int diff_io_do(struct diff_io *diff_io, struct diff_region *diff_region,
 	       struct diff_buffer *diff_buffer, const bool is_nowait);

@@ -981,24 +981,22 @@ int diff_storage_append_file(struct diff_storage *diff_storage,
 }
 
 /*
- * With @is_nowait (a REQ_NOWAIT write's copy) nothing here may sleep: the
- * allocations do not wait for reclaim, and a failed one is -EAGAIN, for
- * the write to be retried.
+ * Gives @diff_region @count sectors of the storage. Nothing is allocated
+ * but the low-space event; with @is_nowait (a REQ_NOWAIT write's copy)
+ * that does not wait for reclaim, and one that cannot be queued is asked
+ * for again by the next region.
+ *
+ * Return: 0, or -ENOSPC when the storage is full.
  */
-struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
-					    sector_t count, bool is_nowait)
+int diff_storage_new_region(struct diff_storage *diff_storage, sector_t count,
+			    struct diff_region *diff_region, bool is_nowait)
 {
 	gfp_t gfp = is_nowait ? GFP_NOWAIT | __GFP_NOWARN : GFP_NOIO;
 	int ret = 0;
-	struct diff_region *diff_region;
 	sector_t sectors_left;
 
 	if (atomic_read(&diff_storage->overflow_flag))
-		return ERR_PTR(-ENOSPC);
-
-	diff_region = kzalloc(sizeof(*diff_region), gfp);
-	if (!diff_region)
-		return ERR_PTR(is_nowait ? -EAGAIN : -ENOMEM);
+		return -ENOSPC;
 
 	spin_lock(&diff_storage->lock);
 	do {
@@ -1045,8 +1043,7 @@ struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
 	if (ret) {
 		if (atomic_read(&diff_storage->overflow_flag))
 			pr_err("Cannot get empty storage block\n");
-		diff_storage_free_region(diff_region);
-		return ERR_PTR(ret);
+		return ret;
 	}
 
 	/*
@@ -1058,7 +1055,7 @@ struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
 	    diff_storage_event_low(diff_storage, gfp))
 		atomic_set(&diff_storage->low_space_flag, 0);
 
-	return diff_region;
+	return 0;
 }
 
 /**

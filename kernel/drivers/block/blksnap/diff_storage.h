@@ -162,8 +162,8 @@ int diff_storage_append_file(struct diff_storage *diff_storage,
 			     struct file *file,
 			     struct blk_snap_block_range *ranges,
 			     unsigned int range_count);
-struct diff_region *diff_storage_new_region(struct diff_storage *diff_storage,
-					    sector_t count, bool is_nowait);
+int diff_storage_new_region(struct diff_storage *diff_storage, sector_t count,
+			    struct diff_region *diff_region, bool is_nowait);
 /*
  * A stored chunk's place, packed in 64 bits for its record in the diff
  * area (diff_storage_pack()): the index of its storage device in the top
@@ -182,9 +182,4 @@ bool diff_storage_is_waiting(struct diff_storage *diff_storage);
 void diff_storage_ask_again(struct diff_storage *diff_storage);
 void diff_storage_wait_for_space(struct diff_storage *diff_storage);
 void diff_storage_stop_waiting(struct diff_storage *diff_storage);
-
-static inline void diff_storage_free_region(struct diff_region *region)
-{
-	kfree(region);
-}
 #endif /* __BLK_SNAP_DIFF_STORAGE_H */

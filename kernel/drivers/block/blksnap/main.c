@@ -8,6 +8,7 @@
 #include "tracker.h"
 #include "snapimage.h"
 #include "snapshot.h"
+#include "diff_buffer.h"
 #include "diff_io.h"
 
 static int __init blk_snap_init(void)
@@ -19,9 +20,13 @@ static int __init blk_snap_init(void)
 	if (ret)
 		return ret;
 
-	ret = diff_io_init();
+	ret = diff_buffer_init();
 	if (ret)
 		return ret;
+
+	ret = diff_io_init();
+	if (ret)
+		goto fail_diff_buffer;
 
 	ret = tracker_init();
 	if (ret)
@@ -43,6 +48,8 @@ fail_tracker:
 	tracker_done();
 fail_diff_io:
 	diff_io_done();
+fail_diff_buffer:
+	diff_buffer_done();
 	return ret;
 }
 
@@ -55,6 +62,7 @@ static void __exit blk_snap_exit(void)
 	snapimage_done();
 	tracker_done();
 	diff_io_done();
+	diff_buffer_done();
 
 	pr_info("Module was unloaded\n");
 }

@@ -41,6 +41,14 @@ int chunk_maximum_in_cache = 32;
 int free_diff_buffer_pool_size = 128;
 
 /*
+ * The most memory, in MiB, each device keeps in chunk buffers it is not
+ * using: a quarter for each cache, half for the free buffers. It bounds
+ * the two counts above when chunks are large; the shrinker frees what
+ * memory pressure asks for below it.
+ */
+int buffer_memory_maximum_mb = 64;
+
+/*
  * When less than this many sectors (1 GiB by default) are left free in the
  * difference storage, user space is asked for more with a low free space
  * event asking for this many sectors.
@@ -76,6 +84,10 @@ module_param_named(free_diff_buffer_pool_size, free_diff_buffer_pool_size,
 		   int, 0444);
 MODULE_PARM_DESC(free_diff_buffer_pool_size,
 		 "The number of free chunk buffers kept per device (0..65536, default 128)");
+module_param_named(buffer_memory_maximum_mb, buffer_memory_maximum_mb, int,
+		   0444);
+MODULE_PARM_DESC(buffer_memory_maximum_mb,
+		 "The most memory in MiB each device keeps in free buffers and cached chunks (1..65536, default 64)");
 module_param_named(diff_storage_minimum, diff_storage_minimum, int, 0444);
 MODULE_PARM_DESC(diff_storage_minimum,
 		 "Free sectors in the difference storage below which more is requested (2048..1073741824, default 2097152)");
@@ -99,6 +111,7 @@ static const struct param_bound param_bounds[] __initconst = {
 	{ "chunk_maximum_count", &chunk_maximum_count, 1024, 67108864 },
 	{ "chunk_maximum_in_cache", &chunk_maximum_in_cache, 1, 65536 },
 	{ "free_diff_buffer_pool_size", &free_diff_buffer_pool_size, 0, 65536 },
+	{ "buffer_memory_maximum_mb", &buffer_memory_maximum_mb, 1, 65536 },
 	{ "diff_storage_minimum", &diff_storage_minimum, 2048, 1073741824 },
 	{ "diff_storage_wait_seconds", &diff_storage_wait_seconds, 0, 3600 },
 };

@@ -13,6 +13,7 @@ extern int chunk_minimum_shift;
 extern int chunk_maximum_count;
 extern int chunk_maximum_in_cache;
 extern int free_diff_buffer_pool_size;
+extern int buffer_memory_maximum_mb;
 extern int diff_storage_minimum;
 extern int diff_storage_wait_seconds;
 

@@ -222,14 +222,6 @@ static inline struct tracker *tracker_get_by_dev(struct block_device *bdev)
 }
 
 /*
- * Copy-on-write runs in batches of at most this much chunk data (one chunk
- * when chunks are larger), each waited for before the next starts. A write
- * can be as large as its device (WRITE_ZEROES), and every chunk in flight
- * holds a buffer of its size: as kcopyd bounds its work, so does this.
- */
-#define COW_BATCH_BYTES (4u << 20)
-
-/*
  * Copy the chunks that the write is about to overwrite to the difference
  * storage and wait until they are there. Called without tracker_submit_lock
  * and with @tracker->cow_in_flight raised, which keeps the difference area:
