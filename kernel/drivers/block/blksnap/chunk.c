@@ -2,6 +2,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME "-chunk: " fmt
 #include <linux/slab.h>
 #include <linux/dm-io.h>
+#include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include "params.h"
 #include "chunk.h"
@@ -271,24 +272,40 @@ out:
 }
 
 /*
- * From the device's reserve when no memory can be had (see "Difference
- * storage" in blksnap.rst); without @is_nowait it does not fail, but may wait for a
- * chunk in use to be freed, after the cache is told to let go of its own.
+ * From memory without retrying reclaim, else from the device's reserve;
+ * when both are empty, from a reclaim that does not retry, else after a
+ * wait for a descriptor in use to be freed, as diff_area_starving() allows
+ * (see "Difference storage" in blksnap.rst).
+ *
+ * Return: the chunk, or ERR_PTR(-EAGAIN) with @is_nowait, or the error of
+ * diff_area_starving().
  */
 struct chunk *chunk_alloc(struct diff_area *diff_area, unsigned long number,
-			  sector_t sector_count, bool is_nowait)
+			  sector_t sector_count, bool is_nowait, bool copying)
 {
 	struct chunk *chunk;
+	int ret;
 
-	chunk = mempool_alloc(&diff_area->chunk_pool,
-			      GFP_NOWAIT | __GFP_NOWARN);
-	if (!chunk) {
+	for (;;) {
+		chunk = mempool_alloc(&diff_area->chunk_pool,
+				      GFP_NOWAIT | __GFP_NOWARN);
+		if (chunk)
+			break;
 		if (is_nowait)
-			return NULL;
-		diff_area_release_cache_now(diff_area);
-		chunk = mempool_alloc(&diff_area->chunk_pool, GFP_NOIO);
+			return ERR_PTR(-EAGAIN);
+		/* Of the pool's size: mempool_free() takes it as its own. */
+		chunk = kmalloc(sizeof(*chunk),
+				GFP_NOIO | __GFP_NORETRY | __GFP_NOWARN);
+		if (chunk)
+			break;
+		ret = diff_area_starving(diff_area, copying);
+		if (ret)
+			return ERR_PTR(ret);
+		/* The pool's own wait queue is not ours to wait on. */
+		schedule_timeout_uninterruptible(HZ / 10);
 	}
 	memset(chunk, 0, sizeof(*chunk));
+	diff_io_init_work(&chunk->diff_io);
 
 	INIT_LIST_HEAD(&chunk->cache_link);
 	INIT_HLIST_NODE(&chunk->map_link);

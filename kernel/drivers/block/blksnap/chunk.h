@@ -150,7 +150,7 @@ static inline bool chunk_state_check(struct chunk *chunk, int st)
 };
 
 struct chunk *chunk_alloc(struct diff_area *diff_area, unsigned long number,
-			  sector_t sector_count, bool is_nowait);
+			  sector_t sector_count, bool is_nowait, bool copying);
 void chunk_free(struct chunk *chunk);
 bool chunk_parked_read_begin(struct chunk *chunk);
 void chunk_parked_read_end(struct chunk *chunk);

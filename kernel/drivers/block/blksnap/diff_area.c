@@ -3,6 +3,7 @@
 
 #include <linux/blkdev.h>
 #include <linux/slab.h>
+#include <linux/sched/signal.h>
 #include <uapi/linux/blksnap.h>
 #include "params.h"
 #include "chunk.h"
@@ -239,6 +240,57 @@ void diff_area_release_cache_now(struct diff_area *diff_area)
 {
 	atomic_set(&diff_area->cache_release_all, 1);
 	queue_work(blksnap_wq, &diff_area->cache_release_work);
+}
+
+/**
+ * diff_area_starving() - Neither memory nor the reserve has a chunk
+ *	descriptor or buffer for @diff_area: may the caller wait for one to
+ *	be released?
+ * @diff_area:
+ *	The diff area.
+ * @copying:
+ *	For copy-on-write, else for image I/O.
+ *
+ * Those in use come back when their I/O completes, their cache is
+ * released (asked for here), or the wait for storage ends. Not when the
+ * area is corrupted (its cache is no longer released), nor, for a copy,
+ * while storage is waited for: parked chunks keep theirs until then, and
+ * an image read that the growth needs may wait for the chunk the copy
+ * holds. An image I/O's task may be killed.
+ *
+ * Return: 0 to wait (diff_buffer_wait(), or a short sleep), else the
+ * error to give up with: -EIO, -EXFULL (copy the batch again after the
+ * wait for storage), or -EINTR.
+ */
+int diff_area_starving(struct diff_area *diff_area, bool copying)
+{
+	if (diff_area_is_corrupted(diff_area))
+		return -EIO;
+	if (copying && diff_storage_is_waiting(diff_area->diff_storage))
+		return -EXFULL;
+	if (!copying && fatal_signal_pending(current))
+		return -EINTR;
+	diff_area_release_cache_now(diff_area);
+	return 0;
+}
+
+/* A buffer for a chunk: see diff_area_starving() for the wait. */
+static struct diff_buffer *diff_area_take_buffer(struct diff_area *diff_area,
+						 bool is_nowait, bool copying)
+{
+	struct diff_buffer *diff_buffer;
+	int ret;
+
+	for (;;) {
+		diff_buffer = diff_buffer_take(&diff_area->buffer_pool,
+					       is_nowait);
+		if (!IS_ERR(diff_buffer) || PTR_ERR(diff_buffer) != -ENOMEM)
+			return diff_buffer;
+		ret = diff_area_starving(diff_area, copying);
+		if (ret)
+			return ERR_PTR(ret);
+		diff_buffer_wait(&diff_area->buffer_pool, HZ / 10);
+	}
 }
 
 static unsigned long diff_area_cached_buffers(struct diff_buffer_pool *pool)
@@ -748,8 +800,8 @@ static struct chunk *diff_area_find_chunk(struct diff_area *diff_area,
  *
  * A chunk is allocated the first time it is needed, in the write's path,
  * rather than every chunk at take: that keeps an idle snapshot of a large
- * device cheap. Without @is_nowait the allocation does not fail: it may
- * take from the device's reserve (chunk_alloc()).
+ * device cheap. Without @is_nowait the allocation may take from the
+ * device's reserve and wait for a descriptor in use (chunk_alloc()).
  *
  * Return: the chunk with a reference (chunk_put() it), NULL (see
  * @copying), or an error pointer.
@@ -779,9 +831,9 @@ static struct chunk *diff_area_get_chunk(struct diff_area *diff_area,
 		chunk = chunk_alloc(diff_area, number,
 				    min(chunk_sectors,
 					diff_area->capacity - first),
-				    is_nowait);
-		if (!chunk)
-			return ERR_PTR(-EAGAIN);
+				    is_nowait, copying);
+		if (IS_ERR(chunk))
+			return chunk;
 		if (recorded) {
 			chunk->region.count = chunk_sectors;
 			if (diff_storage_region_at(diff_area->diff_storage,
@@ -879,7 +931,7 @@ int diff_area_copy(struct diff_area *diff_area, sector_t sector, sector_t count,
 			continue;	/* stored */
 		if (IS_ERR(chunk)) {
 			ret = PTR_ERR(chunk);
-			if (ret != -EAGAIN)
+			if (ret != -EAGAIN && ret != -EXFULL)
 				diff_area_set_corrupted(diff_area, ret);
 			return ret;
 		}
@@ -932,8 +984,8 @@ int diff_area_copy(struct diff_area *diff_area, sector_t sector, sector_t count,
 				ret = -EAGAIN;
 				goto fail_unlock_chunk;
 			}
-			diff_buffer = diff_buffer_take(&diff_area->buffer_pool,
-						       is_nowait);
+			diff_buffer = diff_area_take_buffer(diff_area,
+							    is_nowait, true);
 			if (IS_ERR(diff_buffer)) {
 				ret = PTR_ERR(diff_buffer);
 				goto fail_unlock_chunk;
@@ -1105,7 +1157,7 @@ static int diff_area_load_chunk_from_storage(struct diff_area *diff_area,
 {
 	struct diff_buffer *diff_buffer;
 
-	diff_buffer = diff_buffer_take(&diff_area->buffer_pool, false);
+	diff_buffer = diff_area_take_buffer(diff_area, false, false);
 	if (IS_ERR(diff_buffer))
 		return PTR_ERR(diff_buffer);
 

@@ -36,7 +36,7 @@ static void diff_buffer_free(struct diff_buffer *diff_buffer)
 			__free_page(page);
 		}
 	}
-	kfree(diff_buffer);
+	kvfree(diff_buffer);
 }
 
 static struct diff_buffer *diff_buffer_new(size_t page_count, size_t size,
@@ -45,8 +45,9 @@ static struct diff_buffer *diff_buffer_new(size_t page_count, size_t size,
 	struct diff_buffer *diff_buffer;
 	size_t inx;
 
-	diff_buffer = kzalloc(struct_size(diff_buffer, pages, page_count),
-			      gfp_mask);
+	/* Pointers to 2^N pages: large chunks want more than a slab gives. */
+	diff_buffer = kvzalloc(struct_size(diff_buffer, pages, page_count),
+			       gfp_mask);
 	if (!diff_buffer)
 		return NULL;
 
@@ -142,8 +143,8 @@ static struct diff_buffer *diff_buffer_pool_alloc(struct diff_buffer_pool *pool,
  * @keep:
  *	The most free buffers kept for reuse; more are freed.
  * @ops:
- *	How the shrinker and a starved diff_buffer_take() have the pool's
- *	owner give back the buffers it caches.
+ *	How the shrinker has the pool's owner give back the buffers it
+ *	caches.
  *
  * Context: may sleep (GFP_KERNEL).
  * Return: 0 or -ENOMEM.
@@ -181,22 +182,21 @@ int diff_buffer_pool_init(struct diff_buffer_pool *pool, sector_t buffer_sectors
 }
 
 /**
- * diff_buffer_take() - Take a buffer for one chunk.
+ * diff_buffer_take() - Take a buffer for one chunk, without waiting for
+ *	one to be released.
  * @pool:
  *	The pool of the device; its buffer size is the device's chunk size.
  * @is_nowait:
- *	The caller must not sleep: only a pooled buffer or an allocation
- *	that does not wait for reclaim will do.
+ *	The caller must not sleep: only a free buffer or an allocation that
+ *	does not wait for reclaim will do.
  *
- * As kcopyd takes its pages: a free buffer, else an allocation that does
- * not retry reclaim, else the owner is asked to release its cache and the
- * caller waits for a buffer to be given back, trying the allocation again
- * now and then. It does not fail: buffers in use are released when their
- * I/O completes, their cache is released, or the storage wait ends, and
- * the reserve made at diff_buffer_pool_init() is never given away. The
- * wait is not killable, for the reason of diff_area_lock_for_copy().
+ * A free buffer (the reserve is among them), else an allocation that
+ * reclaims once and does not retry, as kcopyd takes its pages. When both
+ * fail, the caller may empty its cache and diff_buffer_wait() for a
+ * buffer in use to be released.
  *
- * Return: the buffer, or ERR_PTR(-EAGAIN) with @is_nowait.
+ * Return: the buffer, ERR_PTR(-EAGAIN) with @is_nowait, else
+ * ERR_PTR(-ENOMEM).
  */
 struct diff_buffer *diff_buffer_take(struct diff_buffer_pool *pool,
 				     const bool is_nowait)
@@ -211,21 +211,18 @@ struct diff_buffer *diff_buffer_take(struct diff_buffer_pool *pool,
 						     GFP_NOWAIT | __GFP_NOWARN);
 		return diff_buffer ?: ERR_PTR(-EAGAIN);
 	}
+	diff_buffer = diff_buffer_pool_alloc(pool, GFP_NOIO | __GFP_NORETRY |
+					     __GFP_NOWARN);
+	return diff_buffer ?: ERR_PTR(-ENOMEM);
+}
 
-	for (;;) {
-		diff_buffer = diff_buffer_pool_alloc(pool, GFP_NOIO |
-						     __GFP_NORETRY |
-						     __GFP_NOWARN);
-		if (diff_buffer)
-			return diff_buffer;
-
-		pool->ops->release_cached(pool);
-		wait_event_timeout(pool->wait, READ_ONCE(pool->free_count),
-				   HZ / 10);
-		diff_buffer = diff_buffer_pool_get(pool);
-		if (diff_buffer)
-			return diff_buffer;
-	}
+/*
+ * Waits, at most @timeout jiffies and not interruptibly, for a buffer to
+ * be released to @pool.
+ */
+void diff_buffer_wait(struct diff_buffer_pool *pool, long timeout)
+{
+	wait_event_timeout(pool->wait, READ_ONCE(pool->free_count), timeout);
 }
 
 void diff_buffer_release(struct diff_buffer_pool *pool,
@@ -271,6 +268,12 @@ void diff_buffer_pool_cleanup(struct diff_buffer_pool *pool)
 	WARN_ON(pool->total);
 }
 
+static unsigned long diff_buffer_pool_pages(struct diff_buffer_pool *pool)
+{
+	return DIV_ROUND_UP(pool->buffer_sectors, PAGE_SECTORS);
+}
+
+/* In pages, as the page cache and the slabs count: a buffer is a chunk. */
 static unsigned long diff_buffer_shrink_count(struct shrinker *shrinker,
 					      struct shrink_control *sc)
 {
@@ -279,10 +282,13 @@ static unsigned long diff_buffer_shrink_count(struct shrinker *shrinker,
 
 	spin_lock(&diff_buffer_pools_lock);
 	list_for_each_entry(pool, &diff_buffer_pools, link) {
+		unsigned long buffers;
+
 		spin_lock(&pool->lock);
-		count += diff_buffer_pool_spare(pool);
+		buffers = diff_buffer_pool_spare(pool);
 		spin_unlock(&pool->lock);
-		count += pool->ops->cached(pool);
+		buffers += pool->ops->cached(pool);
+		count += buffers * diff_buffer_pool_pages(pool);
 	}
 	spin_unlock(&diff_buffer_pools_lock);
 	return count;
@@ -291,8 +297,7 @@ static unsigned long diff_buffer_shrink_count(struct shrinker *shrinker,
 /*
  * Frees the free buffers beyond each pool's reserve and, when that is not
  * enough, has the owners release their caches, which gives their buffers
- * back to the pools for a later scan. Counts buffers, not pages: a buffer
- * is a chunk.
+ * back to the pools for a later scan. Counts pages.
  */
 static unsigned long diff_buffer_shrink_scan(struct shrinker *shrinker,
 					     struct shrink_control *sc)
@@ -311,7 +316,7 @@ static unsigned long diff_buffer_shrink_scan(struct shrinker *shrinker,
 			list_move(&diff_buffer->link, &victims);
 			pool->free_count--;
 			pool->total--;
-			freed++;
+			freed += diff_buffer_pool_pages(pool);
 		}
 		spin_unlock(&pool->lock);
 		if (freed < sc->nr_to_scan && pool->ops->cached(pool))
@@ -321,7 +326,7 @@ static unsigned long diff_buffer_shrink_scan(struct shrinker *shrinker,
 
 	list_for_each_entry_safe(diff_buffer, next, &victims, link)
 		diff_buffer_free(diff_buffer);
-	return freed;
+	return freed ?: SHRINK_STOP;
 }
 
 static struct shrinker diff_buffer_shrinker = {

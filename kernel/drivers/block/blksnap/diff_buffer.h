@@ -68,8 +68,8 @@ struct diff_buffer_pool;
  * @cached:
  *	The number of the pool's buffers the owner keeps in a cache.
  * @release_cached:
- *	Release them soon, without waiting: the shrinker or a starved
- *	diff_buffer_take() calls it, under a spinlock.
+ *	Release them soon, without waiting: the shrinker calls it, under
+ *	its spinlock.
  */
 struct diff_buffer_pool_ops {
 	unsigned long (*cached)(struct diff_buffer_pool *pool);
@@ -93,7 +93,7 @@ struct diff_buffer_pool_ops {
  *	At most this many free buffers are kept; more are freed when
  *	released. The shrinker frees them down to @reserve.
  * @wait:
- *	Where diff_buffer_take() waits for a buffer to be released.
+ *	Where diff_buffer_wait() waits for a buffer to be released.
  * @buffer_sectors:
  *	The size of each buffer: the chunk size of the device.
  * @ops:
@@ -121,6 +121,7 @@ int diff_buffer_pool_init(struct diff_buffer_pool *pool, sector_t buffer_sectors
 			  const struct diff_buffer_pool_ops *ops);
 struct diff_buffer *diff_buffer_take(struct diff_buffer_pool *pool,
 				     const bool is_nowait);
+void diff_buffer_wait(struct diff_buffer_pool *pool, long timeout);
 void diff_buffer_release(struct diff_buffer_pool *pool,
 			 struct diff_buffer *diff_buffer);
 void diff_buffer_pool_unlist(struct diff_buffer_pool *pool);

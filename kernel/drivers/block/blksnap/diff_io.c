@@ -96,6 +96,16 @@ void diff_io_init_sync(struct diff_io *diff_io, bool is_write)
 	init_completion(&diff_io->notify.sync.completion);
 }
 
+/*
+ * Once, for a diff_io that is used again: its next I/O may start from the
+ * callback of the last one, still running as this work item.
+ */
+void diff_io_init_work(struct diff_io *diff_io)
+{
+	INIT_WORK(&diff_io->notify.async.work, diff_io_notify_cb);
+}
+
+/* After diff_io_init_work(). */
 void diff_io_init_async(struct diff_io *diff_io, bool is_write,
 			void (*notify_cb)(void *ctx), void *ctx)
 {
@@ -103,7 +113,6 @@ void diff_io_init_async(struct diff_io *diff_io, bool is_write,
 	diff_io->is_write = is_write;
 	diff_io->is_sync_io = false;
 	atomic_set(&diff_io->bio_count, 0);
-	INIT_WORK(&diff_io->notify.async.work, diff_io_notify_cb);
 	diff_io->notify.async.ctx = ctx;
 	diff_io->notify.async.notify_cb = notify_cb;
 }

@@ -90,6 +90,7 @@ int diff_io_init(void);
 void diff_io_done(void);
 
 void diff_io_init_sync(struct diff_io *diff_io, bool is_write);
+void diff_io_init_work(struct diff_io *diff_io);
 void diff_io_init_async(struct diff_io *diff_io, bool is_write,
 			void (*notify_cb)(void *ctx), void *ctx);
 

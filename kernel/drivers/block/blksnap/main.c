@@ -20,17 +20,18 @@ static int __init blk_snap_init(void)
 	if (ret)
 		return ret;
 
-	ret = diff_buffer_init();
+	ret = diff_io_init();
 	if (ret)
 		return ret;
 
-	ret = diff_io_init();
+	/* Its scans queue work on blksnap_wq. */
+	ret = diff_buffer_init();
 	if (ret)
-		goto fail_diff_buffer;
+		goto fail_diff_io;
 
 	ret = tracker_init();
 	if (ret)
-		goto fail_diff_io;
+		goto fail_diff_buffer;
 
 	ret = snapimage_init();
 	if (ret)
@@ -46,10 +47,10 @@ fail_snapimage:
 	snapimage_done();
 fail_tracker:
 	tracker_done();
-fail_diff_io:
-	diff_io_done();
 fail_diff_buffer:
 	diff_buffer_done();
+fail_diff_io:
+	diff_io_done();
 	return ret;
 }
 
@@ -61,8 +62,8 @@ static void __exit blk_snap_exit(void)
 	snapshot_done();
 	snapimage_done();
 	tracker_done();
-	diff_io_done();
 	diff_buffer_done();
+	diff_io_done();
 
 	pr_info("Module was unloaded\n");
 }
