@@ -168,6 +168,12 @@ guest_cleanup() {
 		echo "$exp" > /sys/kernel/rcu_expedited
 		rm -f /tmp/sched-restore
 	fi
+	# Faults a fault-injection test left on would fail what follows.
+	for f in /sys/kernel/debug/failslab /sys/kernel/debug/fail_page_alloc; do
+		[ -d "$f" ] || continue
+		echo 0 > "$f/probability"
+		echo N > "$f/task-filter"
+	done
 	# A swap file would keep its file system busy.
 	swapoff -a 2> /dev/null
 	grep -E ' /mnt' /proc/mounts | cut -d' ' -f2 | sort -r | while read -r m; do

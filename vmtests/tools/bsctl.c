@@ -555,6 +555,60 @@ static int cmd_nowait_write(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * starved-write DEV STRIDE COUNT: COUNT 4 KiB O_DIRECT writes of stdin's
+ * data, at 0, STRIDE, 2 * STRIDE..., each made with every kmalloc and page
+ * allocation of this thread failing (/proc/thread-self/make-it-fail, with
+ * the fault attributes the test set: task-filter, probability 100). Copy-
+ * on-write in the submitter then has no memory but its reserves.
+ */
+static int cmd_starved_write(int argc, char **argv)
+{
+	unsigned long count, done;
+	off_t stride;
+	char *buf;
+	int fd, fail_fd;
+
+	if (argc != 3)
+		return 2;
+	stride = strtoll(argv[1], NULL, 0);
+	count = strtoul(argv[2], NULL, 0);
+	fd = open(argv[0], O_WRONLY | O_DIRECT);
+	fail_fd = open("/proc/thread-self/make-it-fail", O_WRONLY);
+	if (fd < 0 || fail_fd < 0) {
+		printf("ERR %s\n", errname(errno));
+		return 1;
+	}
+	if (posix_memalign((void **)&buf, 4096, 4096)) {
+		printf("ERR ENOMEM\n");
+		return 1;
+	}
+	for (done = 0; done < count; done++) {
+		ssize_t r;
+		int err;
+
+		if (fread(buf, 1, 4096, stdin) != 4096)
+			break;
+		if (pwrite(fail_fd, "1", 1, 0) != 1) {
+			printf("ERR make-it-fail %s\n", errname(errno));
+			return 1;
+		}
+		r = pwrite(fd, buf, 4096, (off_t)done * stride);
+		err = errno;
+		if (pwrite(fail_fd, "0", 1, 0) != 1) {
+			printf("ERR make-it-fail %s\n", errname(errno));
+			return 1;
+		}
+		if (r != 4096) {
+			printf("ERR write %lu: %s\n", done,
+			       r < 0 ? errname(err) : "short write");
+			return 1;
+		}
+	}
+	printf("OK writes=%lu\n", done);
+	return 0;
+}
+
 int fuzz_main(int argc, char **argv, int fd);
 
 /*
@@ -728,6 +782,8 @@ int main(int argc, char **argv)
 		return cmd_sum(argc - 2, argv + 2);
 	if (!strcmp(cmd, "nowait-write"))
 		return cmd_nowait_write(argc - 2, argv + 2);
+	if (!strcmp(cmd, "starved-write"))
+		return cmd_starved_write(argc - 2, argv + 2);
 	if (!strcmp(cmd, "fsmap"))
 		return cmd_fsmap(argc - 2, argv + 2);
 	if (!strcmp(cmd, "sigdfl"))
