@@ -272,13 +272,13 @@ out:
 }
 
 /*
- * From memory without retrying reclaim, else from the device's reserve;
- * when both are empty, from a reclaim that does not retry, else after a
- * wait for a descriptor in use to be freed, as diff_area_starving() allows
- * (see "Difference storage" in blksnap.rst).
+ * From memory without reclaim, else from the device's reserve; when both
+ * are empty, a copy tries one pass of reclaim, else waits for a descriptor
+ * in use to be freed, as diff_area_starving() allows, while image I/O
+ * reclaims as long as it takes (see "Difference storage" in blksnap.rst).
  *
- * Return: the chunk, or ERR_PTR(-EAGAIN) with @is_nowait, or the error of
- * diff_area_starving().
+ * Return: the chunk, or ERR_PTR(-EAGAIN) with @is_nowait, -ENOMEM for
+ * image I/O, or the error of diff_area_starving().
  */
 struct chunk *chunk_alloc(struct diff_area *diff_area, unsigned long number,
 			  sector_t sector_count, bool is_nowait, bool copying)
@@ -294,11 +294,14 @@ struct chunk *chunk_alloc(struct diff_area *diff_area, unsigned long number,
 		if (is_nowait)
 			return ERR_PTR(-EAGAIN);
 		/* Of the pool's size: mempool_free() takes it as its own. */
-		chunk = kmalloc(sizeof(*chunk),
-				GFP_NOIO | __GFP_NORETRY | __GFP_NOWARN);
+		chunk = kmalloc(sizeof(*chunk), copying ?
+				GFP_NOIO | __GFP_NORETRY | __GFP_NOWARN :
+				GFP_NOIO);
 		if (chunk)
 			break;
-		ret = diff_area_starving(diff_area, copying);
+		if (!copying)
+			return ERR_PTR(-ENOMEM);
+		ret = diff_area_starving(diff_area);
 		if (ret)
 			return ERR_PTR(ret);
 		/* The pool's own wait queue is not ours to wait on. */

@@ -3,7 +3,6 @@
 
 #include <linux/blkdev.h>
 #include <linux/slab.h>
-#include <linux/sched/signal.h>
 #include <uapi/linux/blksnap.h>
 #include "params.h"
 #include "chunk.h"
@@ -244,37 +243,34 @@ void diff_area_release_cache_now(struct diff_area *diff_area)
 
 /**
  * diff_area_starving() - Neither memory nor the reserve has a chunk
- *	descriptor or buffer for @diff_area: may the caller wait for one to
- *	be released?
+ *	descriptor or buffer for a copy of @diff_area: may it wait for one
+ *	to be released?
  * @diff_area:
  *	The diff area.
- * @copying:
- *	For copy-on-write, else for image I/O.
  *
  * Those in use come back when their I/O completes, their cache is
  * released (asked for here), or the wait for storage ends. Not when the
- * area is corrupted (its cache is no longer released), nor, for a copy,
- * while storage is waited for: parked chunks keep theirs until then, and
- * an image read that the growth needs may wait for the chunk the copy
- * holds. An image I/O's task may be killed.
+ * area is corrupted (its cache is no longer released), nor while storage
+ * is waited for: parked chunks keep theirs until then, and an image read
+ * that the growth needs may wait for the chunk the copy holds. Image I/O
+ * does not come here: it allocates, reclaiming as long as it takes, so
+ * that it never waits for the copies' buffers.
  *
  * Return: 0 to wait (diff_buffer_wait(), or a short sleep), else the
- * error to give up with: -EIO, -EXFULL (copy the batch again after the
- * wait for storage), or -EINTR.
+ * error to give up with: -EIO, or -EXFULL (copy the batch again after the
+ * wait for storage).
  */
-int diff_area_starving(struct diff_area *diff_area, bool copying)
+int diff_area_starving(struct diff_area *diff_area)
 {
 	if (diff_area_is_corrupted(diff_area))
 		return -EIO;
-	if (copying && diff_storage_is_waiting(diff_area->diff_storage))
+	if (diff_storage_is_waiting(diff_area->diff_storage))
 		return -EXFULL;
-	if (!copying && fatal_signal_pending(current))
-		return -EINTR;
 	diff_area_release_cache_now(diff_area);
 	return 0;
 }
 
-/* A buffer for a chunk: see diff_area_starving() for the wait. */
+/* A buffer for a chunk: see diff_area_starving(). */
 static struct diff_buffer *diff_area_take_buffer(struct diff_area *diff_area,
 						 bool is_nowait, bool copying)
 {
@@ -286,7 +282,9 @@ static struct diff_buffer *diff_area_take_buffer(struct diff_area *diff_area,
 					       is_nowait);
 		if (!IS_ERR(diff_buffer) || PTR_ERR(diff_buffer) != -ENOMEM)
 			return diff_buffer;
-		ret = diff_area_starving(diff_area, copying);
+		if (!copying)
+			return diff_buffer_alloc(&diff_area->buffer_pool);
+		ret = diff_area_starving(diff_area);
 		if (ret)
 			return ERR_PTR(ret);
 		diff_buffer_wait(&diff_area->buffer_pool, HZ / 10);
@@ -298,6 +296,9 @@ static unsigned long diff_area_cached_buffers(struct diff_buffer_pool *pool)
 	struct diff_area *diff_area =
 		container_of(pool, struct diff_area, buffer_pool);
 
+	/* A corrupted area's cache is released only with the area. */
+	if (diff_area_is_corrupted(diff_area))
+		return 0;
 	return atomic_read(&diff_area->read_cache_count) +
 	       atomic_read(&diff_area->write_cache_count);
 }

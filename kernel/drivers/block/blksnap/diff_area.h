@@ -169,7 +169,7 @@ struct diff_area *diff_area_new(dev_t dev_id,
 				struct diff_storage *diff_storage);
 void diff_area_free(struct kref *kref);
 void diff_area_release_cache_now(struct diff_area *diff_area);
-int diff_area_starving(struct diff_area *diff_area, bool copying);
+int diff_area_starving(struct diff_area *diff_area);
 static inline void diff_area_get(struct diff_area *diff_area)
 {
 	kref_get(&diff_area->kref);

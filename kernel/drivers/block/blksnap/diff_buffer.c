@@ -36,7 +36,7 @@ static void diff_buffer_free(struct diff_buffer *diff_buffer)
 			__free_page(page);
 		}
 	}
-	kvfree(diff_buffer);
+	kfree(diff_buffer);
 }
 
 static struct diff_buffer *diff_buffer_new(size_t page_count, size_t size,
@@ -45,9 +45,9 @@ static struct diff_buffer *diff_buffer_new(size_t page_count, size_t size,
 	struct diff_buffer *diff_buffer;
 	size_t inx;
 
-	/* Pointers to 2^N pages: large chunks want more than a slab gives. */
-	diff_buffer = kvzalloc(struct_size(diff_buffer, pages, page_count),
-			       gfp_mask);
+	/* Not kvzalloc(): a REQ_NOWAIT write may free a buffer (vfree sleeps). */
+	diff_buffer = kzalloc(struct_size(diff_buffer, pages, page_count),
+			      gfp_mask);
 	if (!diff_buffer)
 		return NULL;
 
@@ -217,6 +217,17 @@ struct diff_buffer *diff_buffer_take(struct diff_buffer_pool *pool,
 }
 
 /*
+ * A new buffer for @pool, reclaiming as long as it takes: for image I/O,
+ * which must not wait for the buffers of copies (see diff_area_starving()).
+ *
+ * Return: the buffer, or ERR_PTR(-ENOMEM).
+ */
+struct diff_buffer *diff_buffer_alloc(struct diff_buffer_pool *pool)
+{
+	return diff_buffer_pool_alloc(pool, GFP_NOIO) ?: ERR_PTR(-ENOMEM);
+}
+
+/*
  * Waits, at most @timeout jiffies and not interruptibly, for a buffer to
  * be released to @pool.
  */
@@ -326,6 +337,9 @@ static unsigned long diff_buffer_shrink_scan(struct shrinker *shrinker,
 
 	list_for_each_entry_safe(diff_buffer, next, &victims, link)
 		diff_buffer_free(diff_buffer);
+	/* A buffer is many pages: say how many went, not how many were asked. */
+	if (freed > sc->nr_to_scan)
+		sc->nr_scanned = freed;
 	return freed ?: SHRINK_STOP;
 }
 

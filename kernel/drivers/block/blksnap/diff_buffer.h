@@ -121,6 +121,7 @@ int diff_buffer_pool_init(struct diff_buffer_pool *pool, sector_t buffer_sectors
 			  const struct diff_buffer_pool_ops *ops);
 struct diff_buffer *diff_buffer_take(struct diff_buffer_pool *pool,
 				     const bool is_nowait);
+struct diff_buffer *diff_buffer_alloc(struct diff_buffer_pool *pool);
 void diff_buffer_wait(struct diff_buffer_pool *pool, long timeout);
 void diff_buffer_release(struct diff_buffer_pool *pool,
 			 struct diff_buffer *diff_buffer);
