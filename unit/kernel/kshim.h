@@ -60,6 +60,8 @@ struct list_head {
 	struct list_head *next, *prev;
 };
 typedef struct { int locked; } spinlock_t;
+/* diff_buffer.h's pool has one; diff_io.c never waits on it. */
+typedef struct { int unused; } wait_queue_head_t;
 typedef struct { int counter; } atomic_t;
 struct page { char data[PAGE_SIZE]; };
 struct block_device { int unused; };

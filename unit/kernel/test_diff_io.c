@@ -3,8 +3,9 @@
  * diff_io_do() of kernel/drivers/block/blksnap/diff_io.c against the
  * orders in which its bios may complete, on the kernel shim of kshim.h.
  *
- * An asynchronous diff_io belongs to its completion: the work item that
- * runs its callback frees it (chunk_notify_load(), chunk_notify_store()).
+ * An asynchronous diff_io belongs to its completion: it is part of a chunk,
+ * and the work item that runs its callback may free the chunk
+ * (chunk_notify_load(), chunk_notify_store() and their chunk_put()).
  * If the last bio completes on another CPU after the submitter dropped its
  * own reference, or inside submit_bio_noacct() so that the submitter's
  * drop is the last, that can happen before diff_io_do() has returned, so
@@ -27,14 +28,25 @@ struct done {
 	int error;
 };
 
-/* As the chunk's callbacks do: take the result, free the diff_io. */
+/* As the chunk's callbacks may: take the result, free what holds the diff_io. */
 static void notify_and_free(void *ctx)
 {
 	struct done *d = ctx;
 
 	d->calls++;
 	d->error = d->diff_io->error;
-	diff_io_free(d->diff_io);
+	kfree(d->diff_io);
+}
+
+/* A diff_io in memory of its own, as a chunk holds one. */
+static struct diff_io *new_async(bool is_write, struct done *d)
+{
+	struct diff_io *io = kzalloc(sizeof(*io), GFP_NOIO);
+
+	assert_non_null(io);
+	diff_io_init_work(io);
+	diff_io_init_async(io, is_write, notify_and_free, d);
+	return io;
 }
 
 /* Another CPU ends the storage's I/O and runs the callback's work item. */
@@ -90,8 +102,7 @@ static void test_async_freed_by_completion_before_return(void **state)
 	struct done d = { 0 };
 
 	(void)state;
-	d.diff_io = diff_io_new_async_write(notify_and_free, &d, false);
-	assert_non_null(d.diff_io);
+	d.diff_io = new_async(true, &d);
 	kshim_io.hold_bios = true;
 	kshim_io.after_dec = other_cpu_completes;
 
@@ -108,17 +119,16 @@ static void test_sync_completed_by_other_cpu(void **state)
 	struct block_device bdev = { 0 };
 	struct diff_region region = { .bdev = &bdev, .sector = 0, .count = 8 };
 	struct diff_buffer *buf = buffer_of_pages(1);
-	struct diff_io *io = diff_io_new_sync_read();
+	struct diff_io io;
 
 	(void)state;
-	assert_non_null(io);
+	diff_io_init_sync(&io, false);
 	kshim_io.hold_bios = true;
 	kshim_io.status = BLK_STS_IOERR;
 	kshim_io.after_dec = other_cpu_completes;
 
-	assert_int_equal(diff_io_do(io, &region, buf, false), 0);
-	assert_int_equal(io->error, -EIO);
-	diff_io_free(io);
+	assert_int_equal(diff_io_do(&io, &region, buf, false), 0);
+	assert_int_equal(io.error, -EIO);
 	buffer_free(buf);
 }
 
@@ -137,8 +147,7 @@ static void test_async_many_bios_complete_later(void **state)
 	struct done d = { 0 };
 
 	(void)state;
-	d.diff_io = diff_io_new_async_read(notify_and_free, &d, false);
-	assert_non_null(d.diff_io);
+	d.diff_io = new_async(false, &d);
 	kshim_io.hold_bios = true;
 
 	assert_int_equal(diff_io_do(d.diff_io, &region, buf, false), 0);
@@ -163,8 +172,7 @@ static void test_async_ended_at_submit_freed_by_last_put(void **state)
 	struct done d = { 0 };
 
 	(void)state;
-	d.diff_io = diff_io_new_async_read(notify_and_free, &d, false);
-	assert_non_null(d.diff_io);
+	d.diff_io = new_async(false, &d);
 
 	assert_int_equal(diff_io_do(d.diff_io, &region, buf, false), 0);
 	assert_int_equal(kshim_io.submitted, 1);
