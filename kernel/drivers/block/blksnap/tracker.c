@@ -7,6 +7,7 @@
 #include <linux/percpu-rwsem.h>
 #include <linux/mempool.h>
 #include <linux/mm.h>
+#include <linux/part_stat.h>
 #include <uapi/linux/blksnap.h>
 #include "params.h"
 #include "tracker.h"
@@ -546,6 +547,15 @@ static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
 		return true;
 	}
 
+	if (unlikely(READ_ONCE(tracker->writes_held))) {
+		if (is_nowait) {
+			bio_wouldblock_error(bio);
+			return false;
+		}
+		wait_event(tracker->writes_wait,
+			   !READ_ONCE(tracker->writes_held));
+	}
+
 	ref = tracker_write_shared_ref(bio);
 	if (!ref) {
 		write = tracker_write_alloc(tracker, is_nowait);
@@ -988,6 +998,102 @@ void tracker_done(void)
 	kmem_cache_destroy(tracker_write_cache);
 }
 
+/*
+ * Writes in flight on a device before its filter was attached passed no
+ * filter: they have no record, a take cannot wait for them, and one that
+ * lands after the device's first take changes its image. So, once per
+ * tracker, before its first snapshot, the device's new writes wait in the
+ * filter while those it cannot see end: a queue freeze drains a blk-mq
+ * device's requests and a bio-based device's ->submit_bio calls (as
+ * upstream's attach does); what a bio-based driver still holds after its
+ * ->submit_bio returned is waited for as far as the device's count of
+ * writes in flight has it. Device-mapper targets that hold writes
+ * themselves (delay, thin, crypt, cache) count a write only when they
+ * let it go, and md counts none while iostats is off: those writes are
+ * not waited for (blksnap.rst). Reads and the stores of snapshots are
+ * not held.
+ */
+static DEFINE_MUTEX(tracker_drain_lock);
+
+static long bdev_part_writes_in_flight(struct block_device *part)
+{
+	long count = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		count += part_stat_local_read_cpu(part, in_flight[WRITE], cpu);
+	return count;
+}
+
+/* A whole disk's writes are counted on the partition they were sent to. */
+static long bdev_writes_in_flight(struct block_device *bdev)
+{
+	struct block_device *part;
+	unsigned long idx;
+	long count = 0;
+
+	if (bdev_is_partition(bdev))
+		return bdev_part_writes_in_flight(bdev);
+	/* A partition's block device is freed after a grace period. */
+	rcu_read_lock();
+	xa_for_each(&bdev->bd_disk->part_tbl, idx, part)
+		count += bdev_part_writes_in_flight(part);
+	rcu_read_unlock();
+	return count;
+}
+
+/*
+ * Return: 0, or -EINTR if a fatal signal ended the wait; the next
+ * snapshot of the device waits again then.
+ */
+static int tracker_drain_untracked_writes(struct tracker *tracker,
+					  struct block_device *bdev)
+{
+	struct request_queue *q = bdev_get_queue(bdev);
+	unsigned long warn_at = jiffies + 5 * HZ;
+	int ret = 0;
+
+	if (mutex_lock_killable(&tracker_drain_lock))
+		return -EINTR;
+	if (tracker->untracked_writes_drained)
+		goto out;
+
+	WRITE_ONCE(tracker->writes_held, true);
+	/*
+	 * A write that saw the filter before the hold has a record, and is
+	 * in the count below like the writes it cannot see.
+	 */
+	blk_freeze_queue_start(q);
+	while (!blk_mq_freeze_queue_wait_timeout(q, HZ / 10)) {
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+	}
+	blk_mq_unfreeze_queue(q);
+	while (!ret && bdev_writes_in_flight(bdev) > 0) {
+		if (warn_at && time_after(jiffies, warn_at)) {
+			pr_warn("Device [%u:%u]: waiting for %ld writes in flight from before its tracking began; its writes wait meanwhile\n",
+				MAJOR(tracker->dev_id), MINOR(tracker->dev_id),
+				bdev_writes_in_flight(bdev));
+			warn_at = 0;
+		}
+		schedule_timeout_killable(msecs_to_jiffies(10));
+		if (fatal_signal_pending(current))
+			ret = -EINTR;
+	}
+	if (ret)
+		pr_err("Device [%u:%u]: killed while waiting for the writes in flight from before its tracking began\n",
+		       MAJOR(tracker->dev_id), MINOR(tracker->dev_id));
+	else
+		tracker->untracked_writes_drained = true;
+	WRITE_ONCE(tracker->writes_held, false);
+	wake_up_all(&tracker->writes_wait);
+out:
+	mutex_unlock(&tracker_drain_lock);
+	return ret;
+}
+
 struct tracker *tracker_create_or_get(dev_t dev_id)
 {
 	struct tracker *tracker;
@@ -1005,7 +1111,7 @@ struct tracker *tracker_create_or_get(dev_t dev_id)
 	if (tracker) {
 		pr_debug("Device [%u:%u] is already under tracking\n",
 			 MAJOR(dev_id), MINOR(dev_id));
-		goto put_bdev;
+		goto drain;
 	}
 
 	if (!bdev_nr_sectors(bdev)) {
@@ -1056,6 +1162,15 @@ struct tracker *tracker_create_or_get(dev_t dev_id)
 		spin_lock(&tracked_device_lock);
 		list_add_tail(&tr_dev->link, &tracked_device_list);
 		spin_unlock(&tracked_device_lock);
+	}
+drain:
+	if (!IS_ERR(tracker) && !READ_ONCE(tracker->untracked_writes_drained)) {
+		int err = tracker_drain_untracked_writes(tracker, bdev);
+
+		if (err) {
+			tracker_put(tracker);
+			tracker = ERR_PTR(err);
+		}
 	}
 put_bdev:
 	blkdev_put(bdev, 0);

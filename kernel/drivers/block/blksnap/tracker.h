@@ -76,6 +76,9 @@ struct tracker {
 	unsigned long writes_before_take;
 	wait_queue_head_t writes_wait;
 	mempool_t write_pool;
+	/* Under tracker_drain_lock; writes_held is also read by the filter. */
+	bool untracked_writes_drained;
+	bool writes_held;
 
 	struct cbt_map *cbt_map;
 	struct diff_area *diff_area;
