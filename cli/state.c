@@ -787,8 +787,8 @@ int state_takemap_save(const struct blk_snap_uuid *id, dev_t dev,
 	return ret;
 }
 
-int state_takemap_load(const struct blk_snap_uuid *id, dev_t dev,
-		       void **buf, size_t *len, char *file, size_t file_len)
+static int takemap_load(const struct blk_snap_uuid *id, dev_t dev,
+			void **buf, size_t *len, char *file, size_t file_len)
 {
 	char dir[PATH_MAX];
 	struct stat st;
@@ -800,11 +800,11 @@ int state_takemap_load(const struct blk_snap_uuid *id, dev_t dev,
 	*last_why = '\0';
 	*buf = NULL;
 	*len = 0;
+	snapshot_dir(id, dir, sizeof(dir));
+	takemap_file(dir, dev, file, file_len);
 	ret = check_state_dir();
 	if (ret)
 		return ret;
-	snapshot_dir(id, dir, sizeof(dir));
-	takemap_file(dir, dev, file, file_len);
 	ret = check_snapshot_dir(dir);
 	if (ret)
 		return ret;
@@ -843,6 +843,17 @@ int state_takemap_load(const struct blk_snap_uuid *id, dev_t dev,
 	*buf = p;
 	*len = done;
 	return 0;
+}
+
+int state_takemap_load(const struct blk_snap_uuid *id, dev_t dev,
+		       void **buf, size_t *len, char *file, size_t file_len)
+{
+	int ret = takemap_load(id, dev, buf, len, file, file_len);
+
+	/* Every failure worth a line names the file. */
+	if (ret && ret != -ENOENT && !*last_why)
+		say(ret, "%s: %s", file, strerror(-ret));
+	return ret;
 }
 
 int state_temp_dir(const char *prefix, char *buf, size_t len)

@@ -375,7 +375,7 @@ static int load_map(const struct blk_snap_uuid *id, dev_t dev,
 	if (problem)
 		report(file, "%s: which blocks were free at take time is read "
 		       "from the snapshot image instead", problem);
-	else
+	else	/* state_strerror() names the file */
 		report(NULL, "%s: which blocks were free at take time is read "
 		       "from the snapshot image instead", state_strerror(ret));
 	return ret;
