@@ -7,7 +7,8 @@
 # - a second snapshotted ext4 with no storage at take: the first 'add' on
 #   it reads its image once (nothing was saved for it), the next none;
 # - 'snapshot -- COMMAND' (its own take): an 'add' from COMMAND reads no
-#   image.
+#   image;
+# - a damaged map: said in one line, the image read again, the map saved.
 # Page caches are dropped before each growth, so that any read of the
 # image would reach the disk, and be counted at the block layer's
 # tracepoint (the image disk keeps no I/O statistics).
@@ -60,7 +61,20 @@ n=$(grow_reads "$img_c" "$id" /mnt/vdc/late.diff) || exit 1
 [ "$n" -gt 0 ] || fail "test bug: the first growth on $img_c's device read nothing of it"
 n=$(grow_reads "$img_c" "$id" /mnt/vdc/late.diff) || exit 1
 [ "$n" = 0 ] || fail "the second growth on a device with no storage at take read its image ($n reads)"
+
+# A saved map that is not one: said in one line, read from the image
+# again (never taken for free space), and saved for the next growth.
+map=${BLKSNAP_STATE_DIR:-/run/blksnap}/$id/takemap-$(devnum /dev/vdb)
+[ -f "$map" ] || fail "no take-time map at $map: $(ls "${map%/*}")"
+echo "not a map" > "$map"
+n=$(grow_reads "$img_b" "$id" /mnt/vdb/snap.diff) || exit 1
+[ "$n" -gt 0 ] || fail "a growth with a damaged map read nothing of the image"
+[ "$(grep -c "not a take-time map: .* read from the snapshot image instead" /tmp/add.out)" = 1 ] ||
+	fail "the damaged map was not said in one line: $(cat /tmp/add.out)"
+n=$(grow_reads "$img_b" "$id" /mnt/vdb/snap.diff) || exit 1
+[ "$n" = 0 ] || fail "the growth after a damaged map read the image ($n reads)"
 snap_destroy "$id" /mnt/vdb/snap.diff /mnt/vdc/late.diff
+[ -e "$map" ] && fail "destroy left the take-time map"
 
 # 'snapshot' takes on its own: COMMAND grows the storage and counts.
 cat > /tmp/in-snapshot.sh << 'EOF'
