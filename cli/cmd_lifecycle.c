@@ -14,6 +14,7 @@
 #include "json.h"
 #include "state.h"
 #include "storage.h"
+#include "take_filter.h"
 
 #define DEVICE_TEXT_LEN 288
 
@@ -121,7 +122,9 @@ static const char take_help[] =
 	"\n"
 	"Take the snapshot: from now on writes to its devices copy the old\n"
 	"data to the difference storage, and /dev/blksnap-imageN appear\n"
-	"(see 'images').\n"
+	"(see 'images').  Then save which blocks were free on each device of\n"
+	"the snapshot that holds its storage, so that growths of that storage\n"
+	"need not read the images.\n"
 	"\n"
 	"Options:\n"
 	" -h, --help  display this help\n";
@@ -140,6 +143,12 @@ int cmd_take(int argc, char **argv)
 	if (ctl < 0)
 		return EXIT_RUNTIME;
 	ret = bsc_snapshot_take(ctl, &id);
+	/*
+	 * Read now, once, so that growths later need no image read; a
+	 * failure is said and leaves that read to the next growth.
+	 */
+	if (!ret)
+		take_maps_save(ctl, &id);
 	close(ctl);
 	return ret ? snapshot_error(&id, ret, "cannot take it") : EXIT_OK;
 }

@@ -19,6 +19,7 @@
 #include "common.h"
 #include "devices.h"
 #include "state.h"
+#include "take_filter.h"
 #include "watch_loop.h"
 
 static const char snapshot_help[] =
@@ -340,6 +341,8 @@ static int prepare(struct run *r, dev_t *devs)
 	}
 	if (ret)
 		return fail("cannot take the snapshot", ret);
+	/* Before the watcher starts: its growths then read no image. */
+	take_maps_save(r->ctl, &r->id);
 	return export_images(r, devs) ? EXIT_RUNTIME : -1;
 }
 

@@ -24,6 +24,9 @@
 
 #define FILES_NAME "files"
 #define UNNAMED_PREFIX "unnamed-"
+#define TAKEMAP_PREFIX "takemap-"
+/* Far more than any map (16 bytes a range): a bigger file is not ours. */
+#define TAKEMAP_MAX (1ull << 30)
 /* What blksnap-storage before the kernel held its files recorded there. */
 #define OLD_GROWTH_PREFIX "growth-"
 
@@ -543,7 +546,12 @@ int state_unnamed_get(const struct blk_snap_uuid *id, dev_t dev, ino_t ino,
 	return 0;
 }
 
-/* Remove the unnamed-storage records in @dir (under its lock). */
+static bool has_prefix(const char *name, const char *prefix)
+{
+	return !strncmp(name, prefix, strlen(prefix));
+}
+
+/* Remove the unnamed-storage records and take-time maps in @dir (locked). */
 static int forget_unnamed(const char *dir)
 {
 	struct dirent *e;
@@ -553,10 +561,9 @@ static int forget_unnamed(const char *dir)
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
 	while ((e = readdir(d)))
-		if ((!strncmp(e->d_name, UNNAMED_PREFIX,
-			      strlen(UNNAMED_PREFIX)) ||
-		     !strncmp(e->d_name, OLD_GROWTH_PREFIX,
-			      strlen(OLD_GROWTH_PREFIX))) &&
+		if ((has_prefix(e->d_name, UNNAMED_PREFIX) ||
+		     has_prefix(e->d_name, TAKEMAP_PREFIX) ||
+		     has_prefix(e->d_name, OLD_GROWTH_PREFIX)) &&
 		    unlinkat(dirfd(d), e->d_name, 0) < 0 && errno != ENOENT)
 			ret = -errno;
 	closedir(d);
@@ -622,6 +629,8 @@ int state_drop_if_unused(const struct blk_snap_uuid *id)
 	if (!ret) {
 		state_free_files(v, count);
 		if (!count && !has_unnamed(dir)) {
+			/* Maps only serve growths of recorded storage. */
+			forget_unnamed(dir);
 			unlink(file);
 			snprintf(file, sizeof(file), "%s/%s.tmp", dir,
 				 FILES_NAME);
@@ -715,6 +724,135 @@ int state_owner(dev_t dev, ino_t ino, const struct blk_snap_uuid *prefer,
 		state_free_files(v, count);
 	}
 	closedir(d);
+	return ret;
+}
+
+/* "<dir>/takemap-MAJOR:MINOR": the take-time map of one device. */
+static void takemap_file(const char *dir, dev_t dev, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s%u:%u", dir, TAKEMAP_PREFIX, major(dev),
+		 minor(dev));
+}
+
+static int write_all_fd(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int state_takemap_save(const struct blk_snap_uuid *id, dev_t dev,
+		       const void *buf, size_t len)
+{
+	char dir[PATH_MAX], file[PATH_MAX + 64], tmp[PATH_MAX + 80];
+	int lock, fd, ret;
+
+	*last_why = '\0';
+	snapshot_dir(id, dir, sizeof(dir));
+	/*
+	 * Not made here: a snapshot with nothing recorded (or destroyed
+	 * meanwhile, its directory forgotten) must not get a directory
+	 * back that 'list' would show.
+	 */
+	lock = lock_dir(dir, false);
+	if (lock < 0)
+		return lock;
+	takemap_file(dir, dev, file, sizeof(file));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", file);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	ret = fd < 0 ? -errno : write_all_fd(fd, buf, len);
+	if (fd >= 0 && !ret && fsync(fd) < 0)
+		ret = -errno;
+	if (fd >= 0 && close(fd) < 0 && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, file) < 0)
+		ret = -errno;
+	/* The rename itself, on a state directory that is not a tmpfs. */
+	if (!ret && fsync(lock) < 0)
+		ret = -errno;
+	if (ret && fd >= 0)
+		unlink(tmp);
+	close(lock);
+	return ret;
+}
+
+static int takemap_load(const struct blk_snap_uuid *id, dev_t dev,
+			void **buf, size_t *len, char *file, size_t file_len)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	ssize_t n = 0;
+	size_t done = 0;
+	char *p;
+	int fd, ret;
+
+	*last_why = '\0';
+	*buf = NULL;
+	*len = 0;
+	snapshot_dir(id, dir, sizeof(dir));
+	takemap_file(dir, dev, file, file_len);
+	ret = check_state_dir();
+	if (ret)
+		return ret;
+	ret = check_snapshot_dir(dir);
+	if (ret)
+		return ret;
+	fd = open_record(file);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	if ((uint64_t)st.st_size > TAKEMAP_MAX) {
+		close(fd);
+		return -EFBIG;
+	}
+	/* One byte more than its size: growing meanwhile shows as damage. */
+	p = malloc((size_t)st.st_size + 1);
+	if (!p) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (done <= (size_t)st.st_size &&
+	       (n = read(fd, p + done, (size_t)st.st_size + 1 - done)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		done += (size_t)n;
+	}
+	ret = n < 0 ? -errno : 0;
+	close(fd);
+	if (ret) {
+		free(p);
+		return ret;
+	}
+	*buf = p;
+	*len = done;
+	return 0;
+}
+
+int state_takemap_load(const struct blk_snap_uuid *id, dev_t dev,
+		       void **buf, size_t *len, char *file, size_t file_len)
+{
+	int ret = takemap_load(id, dev, buf, len, file, file_len);
+
+	/* Every failure worth a line names the file. */
+	if (ret && ret != -ENOENT && !*last_why)
+		say(ret, "%s: %s", file, strerror(-ret));
 	return ret;
 }
 

@@ -92,6 +92,27 @@ int state_owner(dev_t dev, ino_t ino, const struct blk_snap_uuid *prefer,
 int state_ids(struct blk_snap_uuid **ids, size_t *count);
 
 /*
+ * The take-time map of the device @dev (the in-use sectors of its file
+ * system when the snapshot was taken, storagefile/takemap.c), saved by
+ * 'take' so that growths after it need no read of the image:
+ * "<uuid>/takemap-MAJOR:MINOR", written to a temporary file, synced and
+ * renamed over the old one.  Saved only while the snapshot has a
+ * directory (something recorded): -ENOENT otherwise.  Return: 0 or
+ * -errno (state_strerror()).
+ */
+int state_takemap_save(const struct blk_snap_uuid *id, dev_t dev,
+		       const void *buf, size_t len);
+
+/*
+ * Its bytes, as they are (@buf malloc'ed), with the record file's rules
+ * for ownership and type; @file receives the file's path.  Return: 0,
+ * -ENOENT if none, -EFBIG if far too big to be one, or -errno
+ * (state_strerror()).
+ */
+int state_takemap_load(const struct blk_snap_uuid *id, dev_t dev,
+		       void **buf, size_t *len, char *file, size_t file_len);
+
+/*
  * A fresh private directory (mode 0700) under the state directory, for
  * short-lived mounts; @buf receives its path.  Return: 0 or -errno.
  */

@@ -545,82 +545,6 @@ int storage_open(struct storage *s, int ctl, const struct blk_snap_uuid *id,
 }
 
 /*
- * Where the take-time content of the storage's device can be read: its
- * own image, or the part of its whole disk's image it lies on. The
- * snapshot not taken yet: nothing to protect, image 0.
- */
-struct take_view {
-	dev_t image;
-	uint64_t start, sectors;	/* sectors 0: the whole image */
-};
-
-static int find_take_view(const struct storage *s, struct take_view *v,
-			  char *why)
-{
-	struct blk_snap_image_info *info;
-	uint64_t start = 0, sectors = 0;
-	char name[PATH_MAX];
-	unsigned int count;
-	dev_t whole = 0, *origs;
-	bool taken = false;
-	int ret = bsc_collect_images(s->ctl, &s->id, &info, &count);
-
-	memset(v, 0, sizeof(*v));
-	if (ret == -ENODEV)
-		return 0;
-	if (ret == -ESRCH)
-		return say(why, ret, "the snapshot no longer exists");
-	if (ret)
-		return say(why, ret, "cannot list the snapshot's images: %s",
-			   strerror(-ret));
-	/* Before the take the images are listed without a device number. */
-	for (unsigned int i = 0; i < count; i++)
-		taken = taken || bsc_dev_t(info[i].image_dev_id);
-	if (!taken) {
-		free(info);
-		return 0;
-	}
-	device_name(s->dev, name, sizeof(name));
-	ret = device_partition(s->dev, &whole, &start, &sectors);
-	if (ret == -ENOENT)
-		ret = 0;
-	else if (ret)
-		ret = say(why, ret, "cannot read where partition %s lies on "
-			  "its disk: %s", name, strerror(-ret));
-	for (unsigned int i = 0; !ret && i < count; i++)
-		if (bsc_dev_t(info[i].orig_dev_id) == s->dev)
-			v->image = bsc_dev_t(info[i].image_dev_id);
-	/* A whole disk's snapshot holds its partitions' take-time content. */
-	for (unsigned int i = 0; !ret && !v->image && whole && i < count; i++)
-		if (bsc_dev_t(info[i].orig_dev_id) == whole) {
-			v->image = bsc_dev_t(info[i].image_dev_id);
-			v->start = start;
-			v->sectors = sectors;
-		}
-	origs = ret || v->image ? NULL : calloc(count ? count : 1, sizeof(*origs));
-	if (origs) {
-		for (unsigned int i = 0; i < count; i++)
-			origs[i] = bsc_dev_t(info[i].orig_dev_id);
-		/*
-		 * Below a device-mapper or md layer, which sectors of the
-		 * snapshot's disk a storage sector is cannot be told here.
-		 */
-		if (stacked_on_origs(s->dev, origs, count))
-			ret = say(why, -EXDEV, "it is on %s, stacked on a disk "
-				  "of the snapshot, which is already taken: "
-				  "which of its blocks were free at take time "
-				  "cannot be checked. Add the storage before "
-				  "'take', or put it on a file system outside "
-				  "the snapshot", name);
-		free(origs);
-	} else if (!ret && !v->image) {
-		ret = say(why, -ENOMEM, "%s", strerror(ENOMEM));
-	}
-	free(info);
-	return ret;
-}
-
-/*
  * Refuse storage stacked on a disk it would be copied from (stacked.h).
  * The image list names the snapshot's devices, taken or not; a module
  * that lists none before the take (-ENODEV) gets every tracked device.
@@ -670,9 +594,8 @@ static int usable_part(struct storage *s, const struct sf_file *seg,
 	if (!view->image)
 		return sf_ranges_union(usable, new);
 	g->take_checked = true;
-	ret = free_at_take(view->image, view->start, view->sectors, s->fs_name,
-			   new, align, usable, &g->withheld_sectors, &unaligned,
-			   &stage);
+	ret = free_at_take(&s->id, s->dev, view, s->fs_name, new, align,
+			   usable, &g->withheld_sectors, &unaligned, &stage);
 	g->unaligned_sectors += unaligned;
 	if (ret)
 		return say(why, ret, "cannot tell which new sectors were free "
@@ -838,7 +761,7 @@ static int grow(struct storage *s, uint64_t bytes, struct growth *g,
 
 	memset(g, 0, sizeof(*g));
 	g->old_size = storage_size(s);
-	ret = find_take_view(s, &view, why);
+	ret = take_view_find(s->ctl, &s->id, s->dev, &view, why);
 	if (!ret)
 		ret = check_stacking(s, why);
 	if (ret)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Keep only storage sectors that were free at take time (take_filter.h). */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
@@ -15,7 +16,11 @@
 #include <sys/wait.h>
 #include <linux/loop.h>
 
+#include "blksnap_ctl.h"
+#include "common.h"
 #include "devices.h"
+#include "secure.h"
+#include "stacked.h"
 #include "state.h"
 #include "take_filter.h"
 
@@ -268,27 +273,19 @@ static int in_use_at_take(dev_t image, const struct image_part *part,
 	return ret;
 }
 
-int free_at_take(dev_t image, uint64_t part_start, uint64_t part_sectors,
-		 const char *fs_name, const struct sf_ranges *ranges,
-		 uint64_t align_sectors, struct sf_ranges *out,
-		 uint64_t *withheld, uint64_t *unaligned, const char **stage)
+/* Mount @v's image in a child, GETFSMAP: the in-use map, read now. */
+static int compute_map(const struct take_view *v, const char *fs_name,
+		       struct sf_ranges *in_use, const char **stage)
 {
-	const struct image_part part = { part_start, part_sectors };
-	struct sf_ranges in_use = SF_RANGES_INIT;
+	const struct image_part part = { v->start, v->sectors };
 	char dir[PATH_MAX] = "", path[PATH_MAX + 16];
 	int ret, st = ST_MKDIR;
 
 	ret = state_temp_dir("take-check", dir, sizeof(dir));
 	if (!ret)
-		ret = in_use_at_take(image, &part, fs_name, dir, &in_use, &st);
-	if (!ret) {
-		st = ST_FSMAP;
-		ret = sf_filter_free(ranges, &in_use, align_sectors, out,
-				     withheld, unaligned);
-	}
+		ret = in_use_at_take(v->image, &part, fs_name, dir, in_use, &st);
 	if (ret)
 		*stage = stages[st];
-	sf_ranges_free(&in_use);
 	if (dir[0] && strstr(dir, "take-check.")) {
 		snprintf(path, sizeof(path), "%s/mnt", dir);
 		rmdir(path);
@@ -299,4 +296,295 @@ int free_at_take(dev_t image, uint64_t part_start, uint64_t part_sectors,
 		rmdir(dir);
 	}
 	return ret;
+}
+
+static void map_key(const struct blk_snap_uuid *id, dev_t dev,
+		    const struct take_view *v, struct sf_takemap_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	memcpy(k->snapshot, id->b, sizeof(k->snapshot));
+	k->dev_major = major(dev);
+	k->dev_minor = minor(dev);
+	k->image_major = major(v->image);
+	k->image_minor = minor(v->image);
+	k->part_start = v->start;
+	k->part_sectors = v->sectors;
+}
+
+/* Save a map just read; 0, or -errno with @stage ("saving it"). */
+static int save_map(const struct blk_snap_uuid *id, dev_t dev,
+		    const struct take_view *v, const struct sf_ranges *in_use)
+{
+	struct sf_takemap_key k;
+	size_t len;
+	void *buf;
+	int ret;
+
+	map_key(id, dev, v, &k);
+	ret = sf_takemap_encode(&k, in_use, &buf, &len);
+	if (!ret)
+		ret = state_takemap_save(id, dev, buf, len);
+	free(buf);
+	return ret;
+}
+
+static const char *map_problem(int err)
+{
+	switch (err) {
+	case -ENOMSG:
+		return "not a take-time map";
+	case -EPROTONOSUPPORT:
+		return "written by another version of blksnap-storage";
+	case -ENODATA:
+		return "cut short";
+	case -EBADMSG:
+	case -EFBIG:
+		return "damaged";
+	case -ESTALE:
+		return "the map of another snapshot, device or image";
+	}
+	return NULL;
+}
+
+/*
+ * The saved map of @dev: 0, -ENOENT (none: an older blksnap-storage took
+ * the snapshot, or nothing was saved for this device), or another error
+ * that was said in one line; the caller then reads the image.
+ */
+static int load_map(const struct blk_snap_uuid *id, dev_t dev,
+		    const struct take_view *v, struct sf_ranges *in_use)
+{
+	char file[PATH_MAX + 64] = "";
+	struct sf_takemap_key k;
+	const char *problem;
+	size_t len = 0;
+	void *buf;
+	int ret;
+
+	ret = state_takemap_load(id, dev, &buf, &len, file, sizeof(file));
+	if (ret == -ENOENT)
+		return ret;
+	if (!ret) {
+		map_key(id, dev, v, &k);
+		ret = sf_takemap_decode(buf, len, &k, in_use);
+		free(buf);
+	}
+	if (!ret || ret == -ENOMEM)
+		return ret;
+	problem = map_problem(ret);
+	if (problem)
+		report(file, "%s: which blocks were free at take time is read "
+		       "from the snapshot image instead", problem);
+	else	/* state_strerror() names the file */
+		report(NULL, "%s: which blocks were free at take time is read "
+		       "from the snapshot image instead", state_strerror(ret));
+	return ret;
+}
+
+int free_at_take(const struct blk_snap_uuid *id, dev_t dev,
+		 const struct take_view *v, const char *fs_name,
+		 const struct sf_ranges *ranges, uint64_t align_sectors,
+		 struct sf_ranges *out, uint64_t *withheld,
+		 uint64_t *unaligned, const char **stage)
+{
+	struct sf_ranges in_use = SF_RANGES_INIT;
+	int ret = load_map(id, dev, v, &in_use);
+
+	if (ret == -ENOMEM) {
+		*stage = "loading the saved map";
+		return ret;
+	}
+	/*
+	 * None saved, or one that cannot be trusted: read it from the
+	 * image, once, and save it for the next growths. Saving is a
+	 * saving of time only: its failure costs the next growth a read.
+	 */
+	if (ret) {
+		ret = compute_map(v, fs_name, &in_use, stage);
+		if (!ret)
+			save_map(id, dev, v, &in_use);
+	}
+	if (!ret) {
+		ret = sf_filter_free(ranges, &in_use, align_sectors, out,
+				     withheld, unaligned);
+		if (ret)
+			*stage = "filter";
+	}
+	sf_ranges_free(&in_use);
+	return ret;
+}
+
+static int say(char *why, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int say(char *why, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, WHY_LEN, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+int take_view_find(int ctl, const struct blk_snap_uuid *id, dev_t dev,
+		   struct take_view *v, char *why)
+{
+	struct blk_snap_image_info *info;
+	uint64_t start = 0, sectors = 0;
+	char name[PATH_MAX];
+	unsigned int count;
+	dev_t whole = 0, *origs;
+	bool taken = false;
+	int ret = bsc_collect_images(ctl, id, &info, &count);
+
+	memset(v, 0, sizeof(*v));
+	if (ret == -ENODEV)
+		return 0;
+	if (ret == -ESRCH)
+		return say(why, ret, "the snapshot no longer exists");
+	if (ret)
+		return say(why, ret, "cannot list the snapshot's images: %s",
+			   strerror(-ret));
+	/* Before the take the images are listed without a device number. */
+	for (unsigned int i = 0; i < count; i++)
+		taken = taken || bsc_dev_t(info[i].image_dev_id);
+	if (!taken) {
+		free(info);
+		return 0;
+	}
+	device_name(dev, name, sizeof(name));
+	ret = device_partition(dev, &whole, &start, &sectors);
+	if (ret == -ENOENT)
+		ret = 0;
+	else if (ret)
+		ret = say(why, ret, "cannot read where partition %s lies on "
+			  "its disk: %s", name, strerror(-ret));
+	for (unsigned int i = 0; !ret && i < count; i++)
+		if (bsc_dev_t(info[i].orig_dev_id) == dev)
+			v->image = bsc_dev_t(info[i].image_dev_id);
+	/* A whole disk's snapshot holds its partitions' take-time content. */
+	for (unsigned int i = 0; !ret && !v->image && whole && i < count; i++)
+		if (bsc_dev_t(info[i].orig_dev_id) == whole) {
+			v->image = bsc_dev_t(info[i].image_dev_id);
+			v->start = start;
+			v->sectors = sectors;
+		}
+	origs = ret || v->image ? NULL : calloc(count ? count : 1, sizeof(*origs));
+	if (origs) {
+		for (unsigned int i = 0; i < count; i++)
+			origs[i] = bsc_dev_t(info[i].orig_dev_id);
+		/*
+		 * Below a device-mapper or md layer, which sectors of the
+		 * snapshot's disk a storage sector is cannot be told here.
+		 */
+		if (stacked_on_origs(dev, origs, count))
+			ret = say(why, -EXDEV, "it is on %s, stacked on a disk "
+				  "of the snapshot, which is already taken: "
+				  "which of its blocks were free at take time "
+				  "cannot be checked. Add the storage before "
+				  "'take', or put it on a file system outside "
+				  "the snapshot", name);
+		free(origs);
+	} else if (!ret && !v->image) {
+		ret = say(why, -ENOMEM, "%s", strerror(ENOMEM));
+	}
+	free(info);
+	return ret;
+}
+
+/* The file system of the recorded file @rec, through its directory. */
+static int recorded_fs(const struct state_file *rec, const char **fs_name,
+		       char *why)
+{
+	char dir[PATH_MAX];
+	const char *base;
+	unsigned long magic;
+	struct stat st;
+	int fd, ret = secure_split(rec->path, dir, sizeof(dir), &base);
+
+	if (ret)
+		return say(why, ret, "%s: not an absolute path", rec->path);
+	/* No symbolic link anywhere: the path is as 'add' resolved it. */
+	fd = secure_open_dir(dir, false, "directory", why);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0)
+		ret = say(why, -errno, "%s: %s", dir, strerror(errno));
+	else if (st.st_dev != rec->dev)
+		ret = say(why, -ESTALE, "%s: now on another file system than "
+			  "at 'add'", dir);
+	else
+		ret = sf_check_fs(fd, fs_name, &magic);
+	if (ret == -EOPNOTSUPP)
+		say(why, ret, "%s: not on a file system that can hold "
+		    "storage", dir);
+	close(fd);
+	return ret;
+}
+
+/* Read the map of the device of @rec from the image, and save it. */
+static int save_one(int ctl, const struct blk_snap_uuid *id,
+		    const struct state_file *rec, char *why)
+{
+	struct sf_ranges in_use = SF_RANGES_INIT;
+	const char *fs_name = NULL, *stage = "";
+	struct take_view v;
+	int ret = take_view_find(ctl, id, rec->dev, &v, why);
+
+	/* Stacked: growths on it are refused; not a device of it: none. */
+	if (ret == -EXDEV || (!ret && !v.image))
+		return 0;
+	if (!ret)
+		ret = recorded_fs(rec, &fs_name, why);
+	if (!ret) {
+		ret = compute_map(&v, fs_name, &in_use, &stage);
+		if (ret)
+			say(why, ret, "reading the image (%s): %s", stage,
+			    strerror(-ret));
+	}
+	if (!ret) {
+		ret = save_map(id, rec->dev, &v, &in_use);
+		if (ret)
+			say(why, ret, "saving it in %s: %s", state_dir(),
+			    state_strerror(ret));
+	}
+	sf_ranges_free(&in_use);
+	return ret;
+}
+
+int take_maps_save(int ctl, const struct blk_snap_uuid *id)
+{
+	struct state_file *files;
+	char why[WHY_LEN], name[PATH_MAX];
+	size_t count;
+	int ret, failed = 0;
+
+	ret = state_files(id, &files, &count);
+	if (ret) {
+		report(NULL, "which blocks were free at take time was not "
+		       "saved (%s): growths of storage on a device of the "
+		       "snapshot read it from the snapshot image",
+		       state_strerror(ret));
+		return ret;
+	}
+	for (size_t i = 0; i < count; i++) {
+		bool seen = false;
+
+		for (size_t j = 0; j < i; j++)
+			seen = seen || files[j].dev == files[i].dev;
+		if (seen)
+			continue;
+		why[0] = '\0';
+		ret = save_one(ctl, id, &files[i], why);
+		if (!ret)
+			continue;
+		failed = ret;
+		device_name(files[i].dev, name, sizeof(name));
+		report(name, "which of its blocks were free at take time was "
+		       "not saved (%s): the next growth of storage on it "
+		       "reads it from the snapshot image", why);
+	}
+	state_free_files(files, count);
+	return failed;
 }

@@ -312,6 +312,65 @@ int sf_filter_free(const struct sf_ranges *ranges,
 		   uint64_t *unaligned);
 
 /* ------------------------------------------------------------------ */
+/* Take-time map (pure)                                                */
+/* ------------------------------------------------------------------ */
+
+#define SF_TAKEMAP_VERSION 1
+
+/**
+ * struct sf_takemap_key - what a take-time map is of; a map is only good
+ *	for the snapshot, device and image it was read from.
+ * @snapshot:     the snapshot's UUID.
+ * @dev_major:    the device whose sectors the map names (where the storage
+ * @dev_minor:    file's file system is).
+ * @image_major:  the snapshot image the map was read from.
+ * @image_minor:
+ * @part_start:   where the device lies in the image (sectors), a partition
+ *                of a snapshotted disk; else 0.
+ * @part_sectors: its size, or 0 for all of the image.
+ */
+struct sf_takemap_key {
+	uint8_t snapshot[16];
+	uint32_t dev_major, dev_minor;
+	uint32_t image_major, image_minor;
+	uint64_t part_start, part_sectors;
+};
+
+/**
+ * sf_takemap_encode() - the bytes of a take-time map file.
+ * @key:    what the map is of.
+ * @in_use: the sectors in use at take time (sorted, merged).
+ * @buf:    out, malloc'ed (free() it).
+ * @len:    out, its length.
+ *
+ * A small versioned header with @key, the ranges, and a checksum of it
+ * all (storagefile/takemap.c has the layout).
+ *
+ * Return: 0, -ENOMEM, -EOVERFLOW.
+ */
+int sf_takemap_encode(const struct sf_takemap_key *key,
+		      const struct sf_ranges *in_use, void **buf, size_t *len);
+
+/**
+ * sf_takemap_decode() - the in-use ranges of a take-time map file.
+ * @buf:    the file's bytes.
+ * @len:    how many.
+ * @expect: what the map must be of.
+ * @in_use: out, replaced on success only.
+ *
+ * Nothing is trusted that is not exactly what sf_takemap_encode() writes:
+ * a caller that gets an error must not take any sector for free.
+ *
+ * Return: 0; -ENOMSG (not a take-time map); -EPROTONOSUPPORT (another
+ * version of the format); -ENODATA (cut short); -EBADMSG (damaged: bad
+ * checksum, bytes past its end, ranges out of order); -ESTALE (a map of
+ * another snapshot, device or image); -ENOMEM.
+ */
+int sf_takemap_decode(const void *buf, size_t len,
+		      const struct sf_takemap_key *expect,
+		      struct sf_ranges *in_use);
+
+/* ------------------------------------------------------------------ */
 /* System-call wrappers                                                */
 /* ------------------------------------------------------------------ */
 
