@@ -258,6 +258,23 @@ static int open_record(const char *file)
 	return fd;
 }
 
+/*
+ * A new temporary file to write a record into, before it is renamed over
+ * the record: whatever was left at @tmp (a crash, or a FIFO or symbolic
+ * link put there) is removed, and only a file this call creates is
+ * opened, so a write can neither hang on a FIFO nor follow a link.
+ */
+static int open_tmp(const char *tmp)
+{
+	int fd;
+
+	if (unlink(tmp) < 0 && errno != ENOENT)
+		return -errno;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	return fd < 0 ? -errno : fd;
+}
+
 static int read_records(const char *file, struct state_file **out,
 			size_t *count)
 {
@@ -341,10 +358,9 @@ static int write_records(const char *dir, const struct state_file *v,
 
 	snprintf(file, sizeof(file), "%s/%s", dir, FILES_NAME);
 	snprintf(tmp, sizeof(tmp), "%s/%s.tmp", dir, FILES_NAME);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		  0600);
+	fd = open_tmp(tmp);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	f = fdopen(fd, "w");
 	if (!f) {
 		close(fd);
@@ -488,10 +504,9 @@ int state_unnamed_set(const struct blk_snap_uuid *id, dev_t dev, ino_t ino,
 	snprintf(tmp, sizeof(tmp), "%s.tmp", file);
 	len = snprintf(line, sizeof(line), "%llu\n",
 		       (unsigned long long)bytes);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		  0600);
+	fd = open_tmp(tmp);
 	if (fd < 0) {
-		ret = -errno;
+		ret = fd;
 	} else {
 		ssize_t done = write(fd, line, len);
 
@@ -769,9 +784,8 @@ int state_takemap_save(const struct blk_snap_uuid *id, dev_t dev,
 		return lock;
 	takemap_file(dir, dev, file, sizeof(file));
 	snprintf(tmp, sizeof(tmp), "%s.tmp", file);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		  0600);
-	ret = fd < 0 ? -errno : write_all_fd(fd, buf, len);
+	fd = open_tmp(tmp);
+	ret = fd < 0 ? fd : write_all_fd(fd, buf, len);
 	if (fd >= 0 && !ret && fsync(fd) < 0)
 		ret = -errno;
 	if (fd >= 0 && close(fd) < 0 && !ret)
