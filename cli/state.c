@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 
 #include "blksnap_ctl.h"
@@ -25,8 +26,6 @@
 #define FILES_NAME "files"
 #define UNNAMED_PREFIX "unnamed-"
 #define TAKEMAP_PREFIX "takemap-"
-/* Far more than any map (16 bytes a range): a bigger file is not ours. */
-#define TAKEMAP_MAX (1ull << 30)
 /* What blksnap-storage before the kernel held its files recorded there. */
 #define OLD_GROWTH_PREFIX "growth-"
 
@@ -766,11 +765,53 @@ static int write_all_fd(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+/* "1.5 MiB", "12 KiB": a size said to a person. */
+static void size_text(uint64_t bytes, char *buf, size_t len)
+{
+	if (bytes >= 1ull << 20)
+		snprintf(buf, len, "%.1f MiB", (double)bytes / (1 << 20));
+	else
+		snprintf(buf, len, "%llu KiB",
+			 (unsigned long long)((bytes + 1023) >> 10));
+}
+
+/*
+ * Room for a map of @bytes (@runs in-use runs) in the state directory
+ * (@fd, a directory in it)?  0, or -EFBIG/-ENOSPC said in last_why.
+ */
+static int takemap_room(int fd, uint64_t bytes, uint64_t runs)
+{
+	char size[32], free_text[32];
+	struct statvfs sv;
+	uint64_t avail;
+	int ret;
+
+	if (fstatvfs(fd, &sv) < 0)
+		return -errno;
+	avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	ret = sf_takemap_room(bytes, avail);
+	size_text(bytes, size, sizeof(size));
+	size_text(avail, free_text, sizeof(free_text));
+	if (ret == -EFBIG)
+		return say(ret, "its map (%s: %llu in-use runs) is bigger "
+			   "than the %u MiB a map may take in %s", size,
+			   (unsigned long long)runs,
+			   SF_TAKEMAP_MAX_BYTES >> 20, state_dir());
+	if (ret == -ENOSPC)
+		return say(ret, "its map (%s) would take more than a quarter "
+			   "of the %s free in %s", size, free_text,
+			   state_dir());
+	return ret;
+}
+
 int state_takemap_save(const struct blk_snap_uuid *id, dev_t dev,
-		       const void *buf, size_t len)
+		       const struct sf_takemap_key *key,
+		       const struct sf_ranges *in_use)
 {
 	char dir[PATH_MAX], file[PATH_MAX + 64], tmp[PATH_MAX + 80];
-	int lock, fd, ret;
+	void *buf = NULL;
+	size_t len = 0;
+	int lock, fd = -1, ret;
 
 	*last_why = '\0';
 	snapshot_dir(id, dir, sizeof(dir));
@@ -784,8 +825,20 @@ int state_takemap_save(const struct blk_snap_uuid *id, dev_t dev,
 		return lock;
 	takemap_file(dir, dev, file, sizeof(file));
 	snprintf(tmp, sizeof(tmp), "%s.tmp", file);
-	fd = open_tmp(tmp);
-	ret = fd < 0 ? fd : write_all_fd(fd, buf, len);
+	/* Checked before it is encoded: a map too big is not made twice. */
+	ret = takemap_room(lock, sf_takemap_bytes(in_use->count),
+			   in_use->count);
+	if (ret == -EFBIG || ret == -ENOSPC) {
+		/* An old one (damaged, since it is replaced) is not kept. */
+		unlink(file);
+		goto out;
+	}
+	if (!ret)
+		ret = sf_takemap_encode(key, in_use, &buf, &len);
+	if (!ret) {
+		fd = open_tmp(tmp);
+		ret = fd < 0 ? fd : write_all_fd(fd, buf, len);
+	}
 	if (fd >= 0 && !ret && fsync(fd) < 0)
 		ret = -errno;
 	if (fd >= 0 && close(fd) < 0 && !ret)
@@ -797,6 +850,8 @@ int state_takemap_save(const struct blk_snap_uuid *id, dev_t dev,
 		ret = -errno;
 	if (ret && fd >= 0)
 		unlink(tmp);
+out:
+	free(buf);
 	close(lock);
 	return ret;
 }
@@ -830,7 +885,7 @@ static int takemap_load(const struct blk_snap_uuid *id, dev_t dev,
 		close(fd);
 		return ret;
 	}
-	if ((uint64_t)st.st_size > TAKEMAP_MAX) {
+	if ((uint64_t)st.st_size > SF_TAKEMAP_MAX_BYTES) {
 		close(fd);
 		return -EFBIG;
 	}

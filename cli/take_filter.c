@@ -311,21 +311,14 @@ static void map_key(const struct blk_snap_uuid *id, dev_t dev,
 	k->part_sectors = v->sectors;
 }
 
-/* Save a map just read; 0, or -errno with @stage ("saving it"). */
+/* Save a map just read; 0, or -errno (state_strerror()). */
 static int save_map(const struct blk_snap_uuid *id, dev_t dev,
 		    const struct take_view *v, const struct sf_ranges *in_use)
 {
 	struct sf_takemap_key k;
-	size_t len;
-	void *buf;
-	int ret;
 
 	map_key(id, dev, v, &k);
-	ret = sf_takemap_encode(&k, in_use, &buf, &len);
-	if (!ret)
-		ret = state_takemap_save(id, dev, buf, len);
-	free(buf);
-	return ret;
+	return state_takemap_save(id, dev, &k, in_use);
 }
 
 static const char *map_problem(int err)
@@ -523,9 +516,12 @@ static int recorded_fs(const struct state_file *rec, const char **fs_name,
 	return ret;
 }
 
-/* Read the map of the device of @rec from the image, and save it. */
+/*
+ * Read the map of the device of @rec from the image, and save it; @big
+ * set when it is not saved for its size (the state directory's limits).
+ */
 static int save_one(int ctl, const struct blk_snap_uuid *id,
-		    const struct state_file *rec, char *why)
+		    const struct state_file *rec, char *why, bool *big)
 {
 	struct sf_ranges in_use = SF_RANGES_INIT;
 	const char *fs_name = NULL, *stage = "";
@@ -545,7 +541,10 @@ static int save_one(int ctl, const struct blk_snap_uuid *id,
 	}
 	if (!ret) {
 		ret = save_map(id, rec->dev, &v, &in_use);
-		if (ret)
+		*big = ret == -EFBIG || ret == -ENOSPC;
+		if (*big)
+			say(why, ret, "%s", state_strerror(ret));
+		else if (ret)
 			say(why, ret, "saving it in %s: %s", state_dir(),
 			    state_strerror(ret));
 	}
@@ -559,6 +558,7 @@ int take_maps_save(int ctl, const struct blk_snap_uuid *id)
 	char why[WHY_LEN], name[PATH_MAX];
 	size_t count;
 	int ret, failed = 0;
+	bool big;
 
 	ret = state_files(id, &files, &count);
 	if (ret) {
@@ -576,14 +576,22 @@ int take_maps_save(int ctl, const struct blk_snap_uuid *id)
 		if (seen)
 			continue;
 		why[0] = '\0';
-		ret = save_one(ctl, id, &files[i], why);
+		big = false;
+		ret = save_one(ctl, id, &files[i], why, &big);
 		if (!ret)
 			continue;
 		failed = ret;
 		device_name(files[i].dev, name, sizeof(name));
-		report(name, "which of its blocks were free at take time was "
-		       "not saved (%s): the next growth of storage on it "
-		       "reads it from the snapshot image", why);
+		if (big)	/* the same next time: every growth reads */
+			report(name, "which of its blocks were free at take "
+			       "time is not saved: %s; each growth of storage "
+			       "on it reads it from the snapshot image "
+			       "instead", why);
+		else
+			report(name, "which of its blocks were free at take "
+			       "time was not saved (%s): the next growth of "
+			       "storage on it reads it from the snapshot "
+			       "image", why);
 	}
 	state_free_files(files, count);
 	return failed;

@@ -79,7 +79,9 @@ int free_at_take(const struct blk_snap_uuid *id, dev_t dev,
  * seen by anyone else, even if we are killed half-way.
  *
  * A device whose map could not be saved is said in one line; its next
- * growth reads the image instead (free_at_take()).  The take itself is
+ * growth reads the image instead (free_at_take()).  A map too big for
+ * the state directory (state_takemap_save()) is never saved: every
+ * growth on that device reads the image.  The take itself is
  * not undone.  Return: 0, or the last failure's -errno.
  */
 int take_maps_save(int ctl, const struct blk_snap_uuid *id);
