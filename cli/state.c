@@ -229,32 +229,45 @@ static bool parse_record(const char *line, struct state_file *r)
 
 /*
  * A record file for reading: a regular file of ours that nobody else can
- * write, or -ENOENT, or the reason it is refused (in last_why).
+ * write, or -ENOENT, or the reason it is refused (in last_why).  A
+ * @replaced file (a take-time map, read again and saved in its place)
+ * need not be removed by hand: the reason alone is said.
  */
-static int open_record(const char *file)
+static int open_record_as(const char *file, bool replaced)
 {
+	const char *then = replaced ? "" : ": remove it";
 	struct stat st;
 	int fd;
 
 	/* O_NONBLOCK: a FIFO in its place must not hang us. */
 	fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 && errno == ELOOP)
-		return say(-ELOOP, "%s: not a regular file (a symbolic link): "
-			   "remove it", file);
+		return say(-ELOOP, "%s: not a regular file (a symbolic "
+			   "link)%s", file, then);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return say(-EINVAL, "%s: not a regular file: remove it", file);
+		return say(-EINVAL, "%s: not a regular file%s", file, then);
 	}
 	if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
 		close(fd);
+		if (replaced)
+			return say(-EPERM, "%s: owned by uid %u, mode %04o, "
+				   "so not trusted (only root may write it)",
+				   file, (unsigned int)st.st_uid,
+				   (unsigned int)(st.st_mode & 07777));
 		return say(-EPERM, "%s: owned by uid %u, mode %04o: only root "
 			   "may write records; remove it", file,
 			   (unsigned int)st.st_uid,
 			   (unsigned int)(st.st_mode & 07777));
 	}
 	return fd;
+}
+
+static int open_record(const char *file)
+{
+	return open_record_as(file, false);
 }
 
 /*
@@ -877,7 +890,7 @@ static int takemap_load(const struct blk_snap_uuid *id, dev_t dev,
 	ret = check_snapshot_dir(dir);
 	if (ret)
 		return ret;
-	fd = open_record(file);
+	fd = open_record_as(file, true);
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &st) < 0) {

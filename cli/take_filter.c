@@ -364,6 +364,11 @@ static int load_map(const struct blk_snap_uuid *id, dev_t dev,
 	}
 	if (!ret || ret == -ENOMEM)
 		return ret;
+	/*
+	 * One line: the file, what is wrong with it, and what happens (the
+	 * caller reads the image, and saves the map in its place if it can:
+	 * nothing to remove by hand).
+	 */
 	problem = map_problem(ret);
 	if (problem)
 		report(file, "%s: which blocks were free at take time is read "
