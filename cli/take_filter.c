@@ -4,13 +4,16 @@
 #include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -207,12 +210,21 @@ static int child_in_use(dev_t image, const struct image_part *part,
 	return ret;
 }
 
-static void child_main(int out, dev_t image, const struct image_part *part,
-		       const char *fs_name, const char *dir)
+static void child_main(int out, pid_t parent, dev_t image,
+		       const struct image_part *part, const char *fs_name,
+		       const char *dir)
 {
 	struct sf_ranges in_use = SF_RANGES_INIT;
 	struct child_status st = { 0 };
 	int stage = ST_PIPE;
+
+	/*
+	 * Killed with us, even by SIGKILL, rather than walking a large file
+	 * system for nobody (the mount goes with its namespace); gone
+	 * already if we died before this.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(1);
 
 	st.err = child_in_use(image, part, fs_name, dir, &in_use, &stage);
 	st.stage = stage;
@@ -249,7 +261,7 @@ static int in_use_at_take(dev_t image, const struct image_part *part,
 			  struct sf_ranges *in_use, int *stage)
 {
 	int pipefd[2], ret, status;
-	pid_t pid;
+	pid_t pid, parent = getpid();
 
 	*stage = ST_FORK;
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
@@ -263,7 +275,7 @@ static int in_use_at_take(dev_t image, const struct image_part *part,
 	}
 	if (pid == 0) {
 		close(pipefd[0]);
-		child_main(pipefd[1], image, part, fs_name, dir);
+		child_main(pipefd[1], parent, image, part, fs_name, dir);
 	}
 	close(pipefd[1]);
 	ret = read_in_use(pipefd[0], in_use, stage);
@@ -557,7 +569,7 @@ static int save_one(int ctl, const struct blk_snap_uuid *id,
 	return ret;
 }
 
-int take_maps_save(int ctl, const struct blk_snap_uuid *id)
+static int save_all(int ctl, const struct blk_snap_uuid *id)
 {
 	struct state_file *files;
 	char why[WHY_LEN], name[PATH_MAX];
@@ -600,4 +612,43 @@ int take_maps_save(int ctl, const struct blk_snap_uuid *id)
 	}
 	state_free_files(files, count);
 	return failed;
+}
+
+int take_maps_save(int ctl, const struct blk_snap_uuid *id, int *deferred)
+{
+	const struct timespec now = { 0, 0 };
+	struct sigaction ignore, pipe_was;
+	sigset_t held, was, ours;
+	int ret, sig;
+
+	/*
+	 * The snapshot is taken: ended by a signal now, the command would
+	 * say it was not.  The mount child gets this mask and SIGPIPE
+	 * ignored too: the saving goes to its end.
+	 */
+	sigemptyset(&held);
+	sigaddset(&held, SIGINT);
+	sigaddset(&held, SIGTERM);
+	sigaddset(&held, SIGHUP);
+	sigaddset(&held, SIGQUIT);
+	pthread_sigmask(SIG_BLOCK, &held, &was);
+	memset(&ignore, 0, sizeof(ignore));
+	ignore.sa_handler = SIG_IGN;
+	sigemptyset(&ignore.sa_mask);
+	sigaction(SIGPIPE, &ignore, &pipe_was);
+	ret = save_all(ctl, id);
+	if (deferred) {
+		/* Only what we held back: the caller's own stay pending. */
+		*deferred = 0;
+		ours = held;
+		for (int s2 = 1; s2 < NSIG; s2++)
+			if (sigismember(&was, s2) == 1)
+				sigdelset(&ours, s2);
+		while ((sig = sigtimedwait(&ours, NULL, &now)) > 0)
+			if (!*deferred)
+				*deferred = sig;
+	}
+	sigaction(SIGPIPE, &pipe_was, NULL);
+	pthread_sigmask(SIG_SETMASK, &was, NULL);
+	return ret;
 }
