@@ -262,6 +262,7 @@ static int in_use_at_take(dev_t image, const struct image_part *part,
 {
 	int pipefd[2], ret, status;
 	pid_t pid, parent = getpid();
+	char why[WHY_LEN];
 
 	*stage = ST_FORK;
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
@@ -278,6 +279,8 @@ static int in_use_at_take(dev_t image, const struct image_part *part,
 		child_main(pipefd[1], parent, image, part, fs_name, dir);
 	}
 	close(pipefd[1]);
+	/* The child at work: a signal now is one 'take' must defer. */
+	fault_point("mapping", why);
 	ret = read_in_use(pipefd[0], in_use, stage);
 	close(pipefd[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
