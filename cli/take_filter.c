@@ -643,10 +643,11 @@ int take_maps_save(int ctl, const struct blk_snap_uuid *id, int *deferred)
 	if (deferred) {
 		/* Only what we held back: the caller's own stay pending. */
 		*deferred = 0;
-		ours = held;
-		for (int s2 = 1; s2 < NSIG; s2++)
-			if (sigismember(&was, s2) == 1)
-				sigdelset(&ours, s2);
+		sigemptyset(&ours);
+		for (int n = 1; n < NSIG; n++)
+			if (sigismember(&held, n) == 1 &&
+			    sigismember(&was, n) != 1)
+				sigaddset(&ours, n);
 		while ((sig = sigtimedwait(&ours, NULL, &now)) > 0)
 			if (!*deferred)
 				*deferred = sig;
