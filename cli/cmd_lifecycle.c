@@ -2,6 +2,7 @@
 /* Snapshot lifecycle: create, take, destroy, list, images, version. */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -124,7 +125,10 @@ static const char take_help[] =
 	"data to the difference storage, and /dev/blksnap-imageN appear\n"
 	"(see 'images').  Then save which blocks were free on each device of\n"
 	"the snapshot that holds its storage, so that growths of that storage\n"
-	"need not read the images.\n"
+	"need not read the images: one read-only mount of the image and one\n"
+	"walk of its file system per such device.  Signals that would end the\n"
+	"command (INT, TERM, HUP, QUIT) wait until then: the snapshot is\n"
+	"taken, and the exit status says so.\n"
 	"\n"
 	"Options:\n"
 	" -h, --help  display this help\n";
@@ -145,10 +149,20 @@ int cmd_take(int argc, char **argv)
 	ret = bsc_snapshot_take(ctl, &id);
 	/*
 	 * Read now, once, so that growths later need no image read; a
-	 * failure is said and leaves that read to the next growth.
+	 * failure is said and leaves that read to the next growth.  Taken,
+	 * the exit status must say so: a signal meanwhile is held back and
+	 * only said, and a broken pipe on stderr must not end us.
 	 */
-	if (!ret)
-		take_maps_save(ctl, &id);
+	if (!ret) {
+		int sig = 0;
+
+		signal(SIGPIPE, SIG_IGN);
+		take_maps_save(ctl, &id, &sig);
+		if (sig)
+			report(NULL, "%s while saving which blocks were free at "
+			       "take time: the snapshot is taken",
+			       strsignal(sig));
+	}
 	close(ctl);
 	return ret ? snapshot_error(&id, ret, "cannot take it") : EXIT_OK;
 }

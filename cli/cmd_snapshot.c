@@ -341,8 +341,12 @@ static int prepare(struct run *r, dev_t *devs)
 	}
 	if (ret)
 		return fail("cannot take the snapshot", ret);
-	/* Before the watcher starts: its growths then read no image. */
-	take_maps_save(r->ctl, &r->id);
+	/*
+	 * Before the watcher starts: its growths then read no image.  A
+	 * signal meanwhile reaches our handlers after it (COMMAND is then
+	 * not run, and the snapshot destroyed).
+	 */
+	take_maps_save(r->ctl, &r->id, NULL);
 	return export_images(r, devs) ? EXIT_RUNTIME : -1;
 }
 

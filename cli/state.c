@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 
 #include "blksnap_ctl.h"
@@ -25,8 +26,6 @@
 #define FILES_NAME "files"
 #define UNNAMED_PREFIX "unnamed-"
 #define TAKEMAP_PREFIX "takemap-"
-/* Far more than any map (16 bytes a range): a bigger file is not ours. */
-#define TAKEMAP_MAX (1ull << 30)
 /* What blksnap-storage before the kernel held its files recorded there. */
 #define OLD_GROWTH_PREFIX "growth-"
 
@@ -230,32 +229,62 @@ static bool parse_record(const char *line, struct state_file *r)
 
 /*
  * A record file for reading: a regular file of ours that nobody else can
- * write, or -ENOENT, or the reason it is refused (in last_why).
+ * write, or -ENOENT, or the reason it is refused (in last_why).  A
+ * @replaced file (a take-time map, read again and saved in its place)
+ * need not be removed by hand: the reason alone is said.
  */
-static int open_record(const char *file)
+static int open_record_as(const char *file, bool replaced)
 {
+	const char *then = replaced ? "" : ": remove it";
 	struct stat st;
 	int fd;
 
 	/* O_NONBLOCK: a FIFO in its place must not hang us. */
 	fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 && errno == ELOOP)
-		return say(-ELOOP, "%s: not a regular file (a symbolic link): "
-			   "remove it", file);
+		return say(-ELOOP, "%s: not a regular file (a symbolic "
+			   "link)%s", file, then);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return say(-EINVAL, "%s: not a regular file: remove it", file);
+		return say(-EINVAL, "%s: not a regular file%s", file, then);
 	}
 	if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
 		close(fd);
+		if (replaced)
+			return say(-EPERM, "%s: owned by uid %u, mode %04o, "
+				   "so not trusted (only root may write it)",
+				   file, (unsigned int)st.st_uid,
+				   (unsigned int)(st.st_mode & 07777));
 		return say(-EPERM, "%s: owned by uid %u, mode %04o: only root "
 			   "may write records; remove it", file,
 			   (unsigned int)st.st_uid,
 			   (unsigned int)(st.st_mode & 07777));
 	}
 	return fd;
+}
+
+static int open_record(const char *file)
+{
+	return open_record_as(file, false);
+}
+
+/*
+ * A new temporary file to write a record into, before it is renamed over
+ * the record: whatever was left at @tmp (a crash, or a FIFO or symbolic
+ * link put there) is removed, and only a file this call creates is
+ * opened, so a write can neither hang on a FIFO nor follow a link.
+ */
+static int open_tmp(const char *tmp)
+{
+	int fd;
+
+	if (unlink(tmp) < 0 && errno != ENOENT)
+		return -errno;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	return fd < 0 ? -errno : fd;
 }
 
 static int read_records(const char *file, struct state_file **out,
@@ -341,10 +370,9 @@ static int write_records(const char *dir, const struct state_file *v,
 
 	snprintf(file, sizeof(file), "%s/%s", dir, FILES_NAME);
 	snprintf(tmp, sizeof(tmp), "%s/%s.tmp", dir, FILES_NAME);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		  0600);
+	fd = open_tmp(tmp);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	f = fdopen(fd, "w");
 	if (!f) {
 		close(fd);
@@ -488,10 +516,9 @@ int state_unnamed_set(const struct blk_snap_uuid *id, dev_t dev, ino_t ino,
 	snprintf(tmp, sizeof(tmp), "%s.tmp", file);
 	len = snprintf(line, sizeof(line), "%llu\n",
 		       (unsigned long long)bytes);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		  0600);
+	fd = open_tmp(tmp);
 	if (fd < 0) {
-		ret = -errno;
+		ret = fd;
 	} else {
 		ssize_t done = write(fd, line, len);
 
@@ -751,11 +778,53 @@ static int write_all_fd(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+/* "1.5 MiB", "12 KiB": a size said to a person. */
+static void size_text(uint64_t bytes, char *buf, size_t len)
+{
+	if (bytes >= 1ull << 20)
+		snprintf(buf, len, "%.1f MiB", (double)bytes / (1 << 20));
+	else
+		snprintf(buf, len, "%llu KiB",
+			 (unsigned long long)((bytes + 1023) >> 10));
+}
+
+/*
+ * Room for a map of @bytes (@runs in-use runs) in the state directory
+ * (@fd, a directory in it)?  0, or -EFBIG/-ENOSPC said in last_why.
+ */
+static int takemap_room(int fd, uint64_t bytes, uint64_t runs)
+{
+	char size[32], free_text[32];
+	struct statvfs sv;
+	uint64_t avail;
+	int ret;
+
+	if (fstatvfs(fd, &sv) < 0)
+		return -errno;
+	avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	ret = sf_takemap_room(bytes, avail);
+	size_text(bytes, size, sizeof(size));
+	size_text(avail, free_text, sizeof(free_text));
+	if (ret == -EFBIG)
+		return say(ret, "its map (%s: %llu in-use runs) is bigger "
+			   "than the %u MiB a map may take in %s", size,
+			   (unsigned long long)runs,
+			   SF_TAKEMAP_MAX_BYTES >> 20, state_dir());
+	if (ret == -ENOSPC)
+		return say(ret, "its map (%s) would take more than a quarter "
+			   "of the %s free in %s", size, free_text,
+			   state_dir());
+	return ret;
+}
+
 int state_takemap_save(const struct blk_snap_uuid *id, dev_t dev,
-		       const void *buf, size_t len)
+		       const struct sf_takemap_key *key,
+		       const struct sf_ranges *in_use)
 {
 	char dir[PATH_MAX], file[PATH_MAX + 64], tmp[PATH_MAX + 80];
-	int lock, fd, ret;
+	void *buf = NULL;
+	size_t len = 0;
+	int lock, fd = -1, ret;
 
 	*last_why = '\0';
 	snapshot_dir(id, dir, sizeof(dir));
@@ -769,9 +838,20 @@ int state_takemap_save(const struct blk_snap_uuid *id, dev_t dev,
 		return lock;
 	takemap_file(dir, dev, file, sizeof(file));
 	snprintf(tmp, sizeof(tmp), "%s.tmp", file);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		  0600);
-	ret = fd < 0 ? -errno : write_all_fd(fd, buf, len);
+	/* Checked before it is encoded: a map too big is not made twice. */
+	ret = takemap_room(lock, sf_takemap_bytes(in_use->count),
+			   in_use->count);
+	if (ret == -EFBIG || ret == -ENOSPC) {
+		/* An old one (damaged, since it is replaced) is not kept. */
+		unlink(file);
+		goto out;
+	}
+	if (!ret)
+		ret = sf_takemap_encode(key, in_use, &buf, &len);
+	if (!ret) {
+		fd = open_tmp(tmp);
+		ret = fd < 0 ? fd : write_all_fd(fd, buf, len);
+	}
 	if (fd >= 0 && !ret && fsync(fd) < 0)
 		ret = -errno;
 	if (fd >= 0 && close(fd) < 0 && !ret)
@@ -783,6 +863,8 @@ int state_takemap_save(const struct blk_snap_uuid *id, dev_t dev,
 		ret = -errno;
 	if (ret && fd >= 0)
 		unlink(tmp);
+out:
+	free(buf);
 	close(lock);
 	return ret;
 }
@@ -808,7 +890,7 @@ static int takemap_load(const struct blk_snap_uuid *id, dev_t dev,
 	ret = check_snapshot_dir(dir);
 	if (ret)
 		return ret;
-	fd = open_record(file);
+	fd = open_record_as(file, true);
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &st) < 0) {
@@ -816,7 +898,7 @@ static int takemap_load(const struct blk_snap_uuid *id, dev_t dev,
 		close(fd);
 		return ret;
 	}
-	if ((uint64_t)st.st_size > TAKEMAP_MAX) {
+	if ((uint64_t)st.st_size > SF_TAKEMAP_MAX_BYTES) {
 		close(fd);
 		return -EFBIG;
 	}

@@ -23,6 +23,8 @@
 #include <sys/types.h>
 #include <linux/blksnap.h>
 
+#include "storagefile.h"
+
 struct state_file {
 	dev_t dev;
 	ino_t ino;
@@ -95,18 +97,24 @@ int state_ids(struct blk_snap_uuid **ids, size_t *count);
  * The take-time map of the device @dev (the in-use sectors of its file
  * system when the snapshot was taken, storagefile/takemap.c), saved by
  * 'take' so that growths after it need no read of the image:
- * "<uuid>/takemap-MAJOR:MINOR", written to a temporary file, synced and
- * renamed over the old one.  Saved only while the snapshot has a
- * directory (something recorded): -ENOENT otherwise.  Return: 0 or
- * -errno (state_strerror()).
+ * "<uuid>/takemap-MAJOR:MINOR" (@key and @in_use, sf_takemap_encode()),
+ * written to a new temporary file, synced and renamed over the old one.
+ * Saved only while the snapshot has a directory (something recorded):
+ * -ENOENT otherwise.  Not saved, and any old map of @dev removed, when
+ * it would pass SF_TAKEMAP_MAX_BYTES (-EFBIG) or a quarter of the free
+ * space of the state directory (-ENOSPC), a tmpfs that must not fill
+ * (sf_takemap_room()); state_strerror() then says so in a phrase (its
+ * size and the limit).  Return: 0 or -errno (state_strerror()).
  */
 int state_takemap_save(const struct blk_snap_uuid *id, dev_t dev,
-		       const void *buf, size_t len);
+		       const struct sf_takemap_key *key,
+		       const struct sf_ranges *in_use);
 
 /*
  * Its bytes, as they are (@buf malloc'ed), with the record file's rules
  * for ownership and type; @file receives the file's path.  Return: 0,
- * -ENOENT if none, -EFBIG if far too big to be one, or -errno
+ * -ENOENT if none, -EFBIG if bigger than any map saved
+ * (SF_TAKEMAP_MAX_BYTES), or -errno
  * (state_strerror()).
  */
 int state_takemap_load(const struct blk_snap_uuid *id, dev_t dev,

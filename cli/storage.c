@@ -323,9 +323,11 @@ static int remove_leftover(struct storage *s, struct sf_file *f,
  * TERM, INT) or, for ACTION "fail" at a step before the kernel got the
  * file (created, marked, allocated, checked, give), fail with EIO. The
  * steps, in order: created, marked, allocated, checked, give, given,
- * named, recorded.  Only root's environment reaches a root tool.
+ * named, recorded; and "mapping", while the take-time map is read from
+ * the image (take_filter.c), the mount child started.  Only root's
+ * environment reaches a root tool.
  */
-static int fault_point(const char *step, char *why)
+int fault_point(const char *step, char *why)
 {
 	static const struct { const char *name; int sig; } sigs[] = {
 		{ "KILL", SIGKILL }, { "HUP", SIGHUP }, { "PIPE", SIGPIPE },

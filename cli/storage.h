@@ -140,4 +140,11 @@ struct state_file;
 int storage_release_path(const struct state_file *rec, bool *immutable,
 			 char *why);
 
+/*
+ * The test seam BLKSNAP_STORAGE_FAULT=STEP:ACTION (docs/tests.md): at the
+ * process's first step named @step, raise ACTION's signal, or return
+ * -EIO with @why set for "fail"; else 0.
+ */
+int fault_point(const char *step, char *why);
+
 #endif

@@ -4,13 +4,16 @@
 #include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -207,12 +210,21 @@ static int child_in_use(dev_t image, const struct image_part *part,
 	return ret;
 }
 
-static void child_main(int out, dev_t image, const struct image_part *part,
-		       const char *fs_name, const char *dir)
+static void child_main(int out, pid_t parent, dev_t image,
+		       const struct image_part *part, const char *fs_name,
+		       const char *dir)
 {
 	struct sf_ranges in_use = SF_RANGES_INIT;
 	struct child_status st = { 0 };
 	int stage = ST_PIPE;
+
+	/*
+	 * Killed with us, even by SIGKILL, rather than walking a large file
+	 * system for nobody (the mount goes with its namespace); gone
+	 * already if we died before this.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(1);
 
 	st.err = child_in_use(image, part, fs_name, dir, &in_use, &stage);
 	st.stage = stage;
@@ -249,7 +261,8 @@ static int in_use_at_take(dev_t image, const struct image_part *part,
 			  struct sf_ranges *in_use, int *stage)
 {
 	int pipefd[2], ret, status;
-	pid_t pid;
+	pid_t pid, parent = getpid();
+	char why[WHY_LEN];
 
 	*stage = ST_FORK;
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
@@ -263,9 +276,11 @@ static int in_use_at_take(dev_t image, const struct image_part *part,
 	}
 	if (pid == 0) {
 		close(pipefd[0]);
-		child_main(pipefd[1], image, part, fs_name, dir);
+		child_main(pipefd[1], parent, image, part, fs_name, dir);
 	}
 	close(pipefd[1]);
+	/* The child at work: a signal now is one 'take' must defer. */
+	fault_point("mapping", why);
 	ret = read_in_use(pipefd[0], in_use, stage);
 	close(pipefd[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
@@ -311,21 +326,14 @@ static void map_key(const struct blk_snap_uuid *id, dev_t dev,
 	k->part_sectors = v->sectors;
 }
 
-/* Save a map just read; 0, or -errno with @stage ("saving it"). */
+/* Save a map just read; 0, or -errno (state_strerror()). */
 static int save_map(const struct blk_snap_uuid *id, dev_t dev,
 		    const struct take_view *v, const struct sf_ranges *in_use)
 {
 	struct sf_takemap_key k;
-	size_t len;
-	void *buf;
-	int ret;
 
 	map_key(id, dev, v, &k);
-	ret = sf_takemap_encode(&k, in_use, &buf, &len);
-	if (!ret)
-		ret = state_takemap_save(id, dev, buf, len);
-	free(buf);
-	return ret;
+	return state_takemap_save(id, dev, &k, in_use);
 }
 
 static const char *map_problem(int err)
@@ -371,6 +379,11 @@ static int load_map(const struct blk_snap_uuid *id, dev_t dev,
 	}
 	if (!ret || ret == -ENOMEM)
 		return ret;
+	/*
+	 * One line: the file, what is wrong with it, and what happens (the
+	 * caller reads the image, and saves the map in its place if it can:
+	 * nothing to remove by hand).
+	 */
 	problem = map_problem(ret);
 	if (problem)
 		report(file, "%s: which blocks were free at take time is read "
@@ -523,9 +536,12 @@ static int recorded_fs(const struct state_file *rec, const char **fs_name,
 	return ret;
 }
 
-/* Read the map of the device of @rec from the image, and save it. */
+/*
+ * Read the map of the device of @rec from the image, and save it; @big
+ * set when it is not saved for its size (the state directory's limits).
+ */
 static int save_one(int ctl, const struct blk_snap_uuid *id,
-		    const struct state_file *rec, char *why)
+		    const struct state_file *rec, char *why, bool *big)
 {
 	struct sf_ranges in_use = SF_RANGES_INIT;
 	const char *fs_name = NULL, *stage = "";
@@ -545,7 +561,10 @@ static int save_one(int ctl, const struct blk_snap_uuid *id,
 	}
 	if (!ret) {
 		ret = save_map(id, rec->dev, &v, &in_use);
-		if (ret)
+		*big = ret == -EFBIG || ret == -ENOSPC;
+		if (*big)
+			say(why, ret, "%s", state_strerror(ret));
+		else if (ret)
 			say(why, ret, "saving it in %s: %s", state_dir(),
 			    state_strerror(ret));
 	}
@@ -553,12 +572,13 @@ static int save_one(int ctl, const struct blk_snap_uuid *id,
 	return ret;
 }
 
-int take_maps_save(int ctl, const struct blk_snap_uuid *id)
+static int save_all(int ctl, const struct blk_snap_uuid *id)
 {
 	struct state_file *files;
 	char why[WHY_LEN], name[PATH_MAX];
 	size_t count;
 	int ret, failed = 0;
+	bool big;
 
 	ret = state_files(id, &files, &count);
 	if (ret) {
@@ -576,15 +596,63 @@ int take_maps_save(int ctl, const struct blk_snap_uuid *id)
 		if (seen)
 			continue;
 		why[0] = '\0';
-		ret = save_one(ctl, id, &files[i], why);
+		big = false;
+		ret = save_one(ctl, id, &files[i], why, &big);
 		if (!ret)
 			continue;
 		failed = ret;
 		device_name(files[i].dev, name, sizeof(name));
-		report(name, "which of its blocks were free at take time was "
-		       "not saved (%s): the next growth of storage on it "
-		       "reads it from the snapshot image", why);
+		if (big)	/* the same next time: every growth reads */
+			report(name, "which of its blocks were free at take "
+			       "time is not saved: %s; each growth of storage "
+			       "on it reads it from the snapshot image "
+			       "instead", why);
+		else
+			report(name, "which of its blocks were free at take "
+			       "time was not saved (%s): the next growth of "
+			       "storage on it reads it from the snapshot "
+			       "image", why);
 	}
 	state_free_files(files, count);
 	return failed;
+}
+
+int take_maps_save(int ctl, const struct blk_snap_uuid *id, int *deferred)
+{
+	const struct timespec now = { 0, 0 };
+	struct sigaction ignore, pipe_was;
+	sigset_t held, was, ours;
+	int ret, sig;
+
+	/*
+	 * The snapshot is taken: ended by a signal now, the command would
+	 * say it was not.  The mount child gets this mask and SIGPIPE
+	 * ignored too: the saving goes to its end.
+	 */
+	sigemptyset(&held);
+	sigaddset(&held, SIGINT);
+	sigaddset(&held, SIGTERM);
+	sigaddset(&held, SIGHUP);
+	sigaddset(&held, SIGQUIT);
+	pthread_sigmask(SIG_BLOCK, &held, &was);
+	memset(&ignore, 0, sizeof(ignore));
+	ignore.sa_handler = SIG_IGN;
+	sigemptyset(&ignore.sa_mask);
+	sigaction(SIGPIPE, &ignore, &pipe_was);
+	ret = save_all(ctl, id);
+	if (deferred) {
+		/* Only what we held back: the caller's own stay pending. */
+		*deferred = 0;
+		sigemptyset(&ours);
+		for (int n = 1; n < NSIG; n++)
+			if (sigismember(&held, n) == 1 &&
+			    sigismember(&was, n) != 1)
+				sigaddset(&ours, n);
+		while ((sig = sigtimedwait(&ours, NULL, &now)) > 0)
+			if (!*deferred)
+				*deferred = sig;
+	}
+	sigaction(SIGPIPE, &pipe_was, NULL);
+	pthread_sigmask(SIG_SETMASK, &was, NULL);
+	return ret;
 }

@@ -79,9 +79,23 @@ int free_at_take(const struct blk_snap_uuid *id, dev_t dev,
  * seen by anyone else, even if we are killed half-way.
  *
  * A device whose map could not be saved is said in one line; its next
- * growth reads the image instead (free_at_take()).  The take itself is
- * not undone.  Return: 0, or the last failure's -errno.
+ * growth reads the image instead (free_at_take()).  A map too big for
+ * the state directory (state_takemap_save()) is never saved: every
+ * growth on that device reads the image.  The take itself is
+ * not undone.
+ *
+ * It takes one mount and one GETFSMAP walk per device, seconds on a big
+ * file system, after the take: SIGINT, SIGTERM, SIGHUP and SIGQUIT are
+ * held back meanwhile (the process, and its mount child, would end with
+ * the snapshot taken and its caller told it failed) and SIGPIPE is
+ * ignored; the mask and SIGPIPE's disposition are given back after.
+ * With @deferred NULL, a signal held back is delivered then, to the
+ * caller's handlers; else it is taken off, the first one stored in
+ * @deferred (0: none), for a caller whose only right answer now is
+ * "taken".  A SIGKILL of the process kills the mount child too.
+ *
+ * Return: 0, or the last failure's -errno.
  */
-int take_maps_save(int ctl, const struct blk_snap_uuid *id);
+int take_maps_save(int ctl, const struct blk_snap_uuid *id, int *deferred);
 
 #endif

@@ -351,6 +351,35 @@ struct sf_takemap_key {
 int sf_takemap_encode(const struct sf_takemap_key *key,
 		      const struct sf_ranges *in_use, void **buf, size_t *len);
 
+/*
+ * The largest take-time map saved: 16 MiB, about a million in-use runs
+ * (16 bytes each).  Maps live in the state directory, a tmpfs (/run)
+ * that systemd and udev need and that is often only a fifth of the RAM;
+ * an aged multi-terabyte file system can have tens of millions of runs.
+ * A map too big to save is only a cost in time: each growth then reads
+ * the image, as before there were maps.
+ */
+#define SF_TAKEMAP_MAX_BYTES (16u << 20)
+
+/**
+ * sf_takemap_bytes() - the size of the map file of @ranges in-use ranges,
+ *	as sf_takemap_encode() writes it (UINT64_MAX when it cannot be).
+ */
+uint64_t sf_takemap_bytes(uint64_t ranges);
+
+/**
+ * sf_takemap_room() - may a map file of @bytes be saved where @avail
+ *	bytes are free (statvfs f_bavail * f_frsize)?
+ *
+ * Never more than SF_TAKEMAP_MAX_BYTES, nor more than a quarter of the
+ * free space: the file is written beside its temporary copy, other
+ * snapshots and devices may save theirs, and the rest is not ours.
+ *
+ * Return: 0; -EFBIG (over SF_TAKEMAP_MAX_BYTES); -ENOSPC (over a quarter
+ * of @avail).
+ */
+int sf_takemap_room(uint64_t bytes, uint64_t avail);
+
 /**
  * sf_takemap_decode() - the in-use ranges of a take-time map file.
  * @buf:    the file's bytes.

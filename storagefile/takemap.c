@@ -86,6 +86,23 @@ static void put_key(uint8_t *p, const struct sf_takemap_key *k)
 	put64(p + 56, k->part_sectors);
 }
 
+uint64_t sf_takemap_bytes(uint64_t ranges)
+{
+	if (ranges > (UINT64_MAX - TAKEMAP_HEADER - TAKEMAP_TRAILER) /
+		     TAKEMAP_RANGE)
+		return UINT64_MAX;
+	return TAKEMAP_HEADER + ranges * TAKEMAP_RANGE + TAKEMAP_TRAILER;
+}
+
+int sf_takemap_room(uint64_t bytes, uint64_t avail)
+{
+	if (bytes > SF_TAKEMAP_MAX_BYTES)
+		return -EFBIG;
+	if (bytes > avail / 4)
+		return -ENOSPC;
+	return 0;
+}
+
 int sf_takemap_encode(const struct sf_takemap_key *key,
 		      const struct sf_ranges *in_use, void **buf, size_t *len)
 {

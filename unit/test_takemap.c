@@ -230,6 +230,49 @@ static void test_foreign(void **state)
 	free(buf);
 }
 
+/* The size the encoder writes, and no overflow for absurd counts. */
+static void test_bytes(void **state)
+{
+	uint8_t *buf;
+	size_t len;
+
+	(void)state;
+	encode(used, NPAIRS(used), &buf, &len);
+	assert_int_equal(sf_takemap_bytes(NPAIRS(used)), len);
+	free(buf);
+	assert_int_equal(sf_takemap_bytes(0), HEADER + 8);
+	assert_int_equal(sf_takemap_bytes(UINT64_MAX / 16), UINT64_MAX);
+	assert_int_equal(sf_takemap_bytes(UINT64_MAX), UINT64_MAX);
+}
+
+/*
+ * At most SF_TAKEMAP_MAX_BYTES, and at most a quarter of the free space
+ * of the state directory (a tmpfs /run that must not fill).
+ */
+static void test_room(void **state)
+{
+	const uint64_t max = SF_TAKEMAP_MAX_BYTES, gib = 1ull << 30;
+	uint64_t runs = (max - HEADER - 8) / 16;
+
+	(void)state;
+	/* About a million runs fit; one more does not. */
+	assert_true(runs >= 1000000);
+	assert_int_equal(sf_takemap_room(sf_takemap_bytes(runs), gib), 0);
+	assert_int_equal(sf_takemap_room(sf_takemap_bytes(runs + 1), gib),
+			 -EFBIG);
+	assert_int_equal(sf_takemap_room(max, 4 * max), 0);
+	assert_int_equal(sf_takemap_room(max + 1, UINT64_MAX), -EFBIG);
+	assert_int_equal(sf_takemap_room(UINT64_MAX, UINT64_MAX), -EFBIG);
+	/* A quarter of what is free, rounded down; nothing free: nothing. */
+	assert_int_equal(sf_takemap_room(1000, 4000), 0);
+	assert_int_equal(sf_takemap_room(1000, 3999), -ENOSPC);
+	assert_int_equal(sf_takemap_room(1001, 4003), -ENOSPC);
+	assert_int_equal(sf_takemap_room(80, 0), -ENOSPC);
+	assert_int_equal(sf_takemap_room(max, 4 * max - 1), -ENOSPC);
+	/* Too big beats too little room: the cap is what is said. */
+	assert_int_equal(sf_takemap_room(max + 1, 0), -EFBIG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -241,6 +284,8 @@ int main(void)
 		cmocka_unit_test(test_damaged),
 		cmocka_unit_test(test_bad_ranges),
 		cmocka_unit_test(test_foreign),
+		cmocka_unit_test(test_bytes),
+		cmocka_unit_test(test_room),
 	};
 
 	return cmocka_run_group_tests_name("takemap", tests, NULL, NULL);
