@@ -102,6 +102,12 @@ int create_failed(const char *object, int err)
 		report(object, "a device is already in another snapshot");
 	else if (err == -ENODEV || err == -ENXIO)
 		report(object, "no such device");
+	else if (err == -ETIMEDOUT)
+		/* Only the first create that tracks a device waits so. */
+		report(object, "cannot create the snapshot: writes sent to a "
+		       "device before it was first tracked did not end within "
+		       "30 s (see 'dmesg'); try again when the device has let "
+		       "them go");
 	else if (err == -EOPNOTSUPP && access("/sys/module/bdev_filter", F_OK) == 0)
 		/* The standalone bdev_filter.ko says this; its log says why. */
 		report(object, "the kernel cannot intercept the device's writes: "

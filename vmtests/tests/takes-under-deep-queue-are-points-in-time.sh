@@ -5,17 +5,20 @@
 # once every write in flight at the take has landed, and the writer sees
 # no error. (The data the writer had completed by each take is not
 # checked block by block: fio keeps no completion log to check it
-# against.) Two devices:
+# against.) Three devices:
 # - a blk-mq one, a loop device with direct I/O over a dm-delay device
-#   that holds each write 500 ms, so each request is in flight 500 ms.
-#   Its tracker is removed after each destroy, so that each of 8 takes
-#   is the first after the device was first tracked, with the writer
-#   running: the writes in flight then passed no filter, and the create
-#   must wait for them. Failed on 5cdcb17 (the image changed after the
-#   take; whether it does depends on when in its 500 ms the take comes:
-#   half the time, at take 1 in the run that found it, at take 2 in the
-#   run that wrote this).
-# - a bio-based one, dm-delay holding each write 500 ms (15 takes). It is
+#   that holds each write 500 ms, so each request is in flight 500 ms;
+# - a bio-based one that counts its writes in flight, dm-linear over
+#   such a loop device;
+#   for each, the tracker is removed after each destroy, so that each of
+#   6 takes is the first after the device was first tracked, with the
+#   writer running: the writes in flight then passed no filter, and the
+#   create must wait for them (a queue freeze for the loop device, the
+#   count of writes in flight for dm-linear). Failed on 5cdcb17 at the
+#   loop device's take 2, and with that phase left out at dm-linear's
+#   take 2 (the image changed after the take; whether it does depends on
+#   when in its 500 ms the take comes: about half the time).
+# - a bio-based one, dm-delay holding each write 500 ms (10 takes). It is
 #   tracked before its writer starts: dm-delay counts a write in flight
 #   only once it lets it go, so the first create cannot wait for the
 #   writes it holds (blksnap.rst, "Copy-on-write"). Failed on d1a337d,
@@ -47,7 +50,7 @@ takes_under_writer() {
 		[ "$first" = "$second" ] ||
 			fail "$2, take $i: the image changed after the take: writes in flight at the take landed in it uncopied"
 		bsok destroy "$id" > /dev/null
-		[ "$5" = untrack ] && bsok tracker-remove "$(devnum "$1")" > /dev/null
+		[ "$5" = untrack ] && bsok tracker-remove "$(devno "$1")" > /dev/null
 		i=$((i + 1))
 	done
 	kill -0 $writer 2> /dev/null || fail "$2: fio stopped early: $(tail -n 3 /tmp/fio.out)"
@@ -57,20 +60,32 @@ takes_under_writer() {
 	echo "$2: $3 takes, each image unchanged after its take"
 }
 
-dev=$(make_loop 16)
-dm_create slow "0 $(sectors $dev) delay $dev 0 0 $dev 0 500"
-mq=$(losetup --direct-io=on -f --show /dev/mapper/slow) ||
-	fail "losetup --direct-io=on /dev/mapper/slow failed"
-[ "$(cat /sys/block/${mq#/dev/}/loop/dio)" = 1 ] ||
-	fail "$mq does not do direct I/O: its writes would land in the page cache at once"
-takes_under_writer "$mq" "loop over dm-delay (blk-mq), each take the first after tracking began" 8 0.7 untrack
+# direct_loop NAME: a loop device with direct I/O over a new dm-delay
+# device NAME that holds each write 500 ms.
+direct_loop() {
+	local dev l
+	dev=$(make_loop 16)
+	dm_create "$1" "0 $(sectors $dev) delay $dev 0 0 $dev 0 500"
+	l=$(losetup --direct-io=on -f --show "/dev/mapper/$1") ||
+		fail "losetup --direct-io=on /dev/mapper/$1 failed"
+	[ "$(cat "/sys/block/${l#/dev/}/loop/dio")" = 1 ] ||
+		fail "$l does not do direct I/O: its writes would land in the page cache at once"
+	echo "$l"
+}
+
+mq=$(direct_loop slow)
+takes_under_writer "$mq" "loop over dm-delay (blk-mq), each take the first after tracking began" 6 0.7 untrack
+
+below=$(direct_loop slow2)
+dm_create lin "0 $(sectors "$below") linear $below 0"
+takes_under_writer /dev/mapper/lin "dm-linear over it (bio-based), each take the first after tracking began" 6 0.7 untrack
 
 dev=$(make_loop 16)
 dm_create dly "0 $(sectors $dev) delay $dev 0 0 $dev 0 500"
 # Tracked from here on; the tracker stays after the destroy.
 id=$(bsok create "$(devno /dev/mapper/dly)")
 bsok destroy "$id" > /dev/null
-takes_under_writer /dev/mapper/dly "dm-delay (bio-based)" 15 0.7
+takes_under_writer /dev/mapper/dly "dm-delay (bio-based)" 10 0.7
 
 dmesg | grep -m1 -i corrupt && fail "a snapshot was corrupted (above)"
 exit 0

@@ -307,13 +307,6 @@ static int snapshot_add_device(struct snapshot *snapshot, dev_t dev_id)
 		return PTR_ERR(tracker);
 	}
 
-	if (atomic_cmpxchg(&tracker->in_snapshot, 0, 1) != 0) {
-		pr_err("Unable to create snapshot: device [%u:%u] is already in a snapshot\n",
-		       MAJOR(dev_id), MINOR(dev_id));
-		tracker_put(tracker);
-		return -EBUSY;
-	}
-
 	snapshot->tracker_array[snapshot->count++] = tracker;
 	return 0;
 }

@@ -501,6 +501,29 @@ static void tracker_zone_op(struct tracker *tracker)
 			   MAJOR(tracker->dev_id), MINOR(tracker->dev_id));
 }
 
+/*
+ * While a first create waits for the writes that no filter saw (see
+ * tracker_drain_untracked_writes()), the device's other writes, empty
+ * flushes included, wait here. Not held: the stores of snapshots, and
+ * the bios the rescuer sends, which other bios' records wait for.
+ *
+ * Return: false if the bio was ended (REQ_NOWAIT).
+ */
+static bool tracker_hold_write(struct tracker *tracker, struct bio *bio,
+			       bool is_nowait)
+{
+	if (bio_has_data(bio) && diff_buffer_owns_page(bio_page(bio)))
+		return true;
+	if (current_work() == &tracker_rescue_work)
+		return true;
+	if (is_nowait) {
+		bio_wouldblock_error(bio);
+		return false;
+	}
+	wait_event(tracker->writes_wait, !READ_ONCE(tracker->writes_held));
+	return true;
+}
+
 static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
 {
 	struct tracker *tracker = container_of(flt, struct tracker, flt);
@@ -519,6 +542,9 @@ static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
 	}
 	if (!op_is_write(bio_op(bio)))
 		return true;
+	if (unlikely(READ_ONCE(tracker->writes_held)) &&
+	    !tracker_hold_write(tracker, bio, is_nowait))
+		return false;
 
 	count = bio_sectors(bio);
 	if (!count)
@@ -545,15 +571,6 @@ static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
 		cbt_map_set(tracker->cbt_map, sector, count);
 		memalloc_noio_restore(current_flag);
 		return true;
-	}
-
-	if (unlikely(READ_ONCE(tracker->writes_held))) {
-		if (is_nowait) {
-			bio_wouldblock_error(bio);
-			return false;
-		}
-		wait_event(tracker->writes_wait,
-			   !READ_ONCE(tracker->writes_held));
 	}
 
 	ref = tracker_write_shared_ref(bio);
@@ -759,6 +776,7 @@ static struct tracker *tracker_new(struct block_device *bdev)
 	spin_lock_init(&tracker->writes_lock);
 	INIT_LIST_HEAD(&tracker->writes);
 	init_waitqueue_head(&tracker->writes_wait);
+	mutex_init(&tracker->drain_lock);
 	tracker->dev_id = bdev->bd_dev;
 	ret = mempool_init_slab_pool(&tracker->write_pool,
 				     TRACKER_WRITES_RESERVED,
@@ -1002,18 +1020,22 @@ void tracker_done(void)
  * Writes in flight on a device before its filter was attached passed no
  * filter: they have no record, a take cannot wait for them, and one that
  * lands after the device's first take changes its image. So, once per
- * tracker, before its first snapshot, the device's new writes wait in the
- * filter while those it cannot see end: a queue freeze drains a blk-mq
- * device's requests and a bio-based device's ->submit_bio calls (as
- * upstream's attach does); what a bio-based driver still holds after its
- * ->submit_bio returned is waited for as far as the device's count of
- * writes in flight has it. Device-mapper targets that hold writes
- * themselves (delay, thin, crypt, cache) count a write only when they
- * let it go, and md counts none while iostats is off: those writes are
- * not waited for (blksnap.rst). Reads and the stores of snapshots are
- * not held.
+ * tracker, before its first snapshot, the create waits for them: a queue
+ * freeze ends a blk-mq device's requests and the calls into a bio-based
+ * device's ->submit_bio (as upstream's attach does); then, with the
+ * device's new writes held in the filter, what a bio-based driver still
+ * holds is waited for as far as the device's count of writes in flight
+ * has it. Device-mapper targets that hold writes themselves (delay, thin,
+ * crypt, cache) count a write only when they let it go, and md counts
+ * none while iostats is off: those writes are not waited for
+ * (blksnap.rst, "Copy-on-write").
+ *
+ * The hold starts while the queue is frozen: no call into the device's
+ * ->submit_bio is in progress then, so none can hold the queue with a
+ * write of its own (a split's remainder) waiting in the filter.
  */
-static DEFINE_MUTEX(tracker_drain_lock);
+#define TRACKER_DRAIN_WARN_SECONDS 5
+#define TRACKER_DRAIN_MAX_SECONDS 30
 
 static long bdev_part_writes_in_flight(struct block_device *part)
 {
@@ -1042,55 +1064,77 @@ static long bdev_writes_in_flight(struct block_device *bdev)
 	return count;
 }
 
+/* Between two looks at the device: 0, -EINTR or -ETIMEDOUT. */
+static int tracker_drain_wait_more(struct tracker *tracker,
+				   struct block_device *bdev,
+				   unsigned long start, bool *warned)
+{
+	if (fatal_signal_pending(current)) {
+		pr_err("Device [%u:%u]: killed while waiting for the writes in flight from before its tracking began; no snapshot created\n",
+		       MAJOR(tracker->dev_id), MINOR(tracker->dev_id));
+		return -EINTR;
+	}
+	if (time_after(jiffies, start + TRACKER_DRAIN_MAX_SECONDS * HZ)) {
+		pr_err("Device [%u:%u]: the writes in flight from before its tracking began did not end within %d s; no snapshot created, try again when the device has let them go\n",
+		       MAJOR(tracker->dev_id), MINOR(tracker->dev_id),
+		       TRACKER_DRAIN_MAX_SECONDS);
+		return -ETIMEDOUT;
+	}
+	if (!*warned &&
+	    time_after(jiffies, start + TRACKER_DRAIN_WARN_SECONDS * HZ)) {
+		pr_warn("Device [%u:%u]: waiting for the I/O in flight from before its tracking began (%ld writes counted); its I/O waits meanwhile, for %d s at most\n",
+			MAJOR(tracker->dev_id), MINOR(tracker->dev_id),
+			bdev_writes_in_flight(bdev), TRACKER_DRAIN_MAX_SECONDS);
+		*warned = true;
+	}
+	return 0;
+}
+
 /*
- * Return: 0, or -EINTR if a fatal signal ended the wait; the next
- * snapshot of the device waits again then.
+ * Return: 0; -EINTR if a fatal signal ended the wait, or -ETIMEDOUT if
+ * the device held the writes too long: the next snapshot of the device
+ * waits again then.
  */
 static int tracker_drain_untracked_writes(struct tracker *tracker,
 					  struct block_device *bdev)
 {
 	struct request_queue *q = bdev_get_queue(bdev);
-	unsigned long warn_at = jiffies + 5 * HZ;
+	unsigned long start = jiffies;
+	bool warned = false;
+	int zeros = 0;
 	int ret = 0;
 
-	if (mutex_lock_killable(&tracker_drain_lock))
+	if (mutex_lock_killable(&tracker->drain_lock))
 		return -EINTR;
 	if (tracker->untracked_writes_drained)
 		goto out;
 
-	WRITE_ONCE(tracker->writes_held, true);
-	/*
-	 * A write that saw the filter before the hold has a record, and is
-	 * in the count below like the writes it cannot see.
-	 */
 	blk_freeze_queue_start(q);
 	while (!blk_mq_freeze_queue_wait_timeout(q, HZ / 10)) {
-		if (fatal_signal_pending(current)) {
-			ret = -EINTR;
+		ret = tracker_drain_wait_more(tracker, bdev, start, &warned);
+		if (ret)
 			break;
-		}
 	}
+	if (!ret)
+		WRITE_ONCE(tracker->writes_held, true);
 	blk_mq_unfreeze_queue(q);
-	while (!ret && bdev_writes_in_flight(bdev) > 0) {
-		if (warn_at && time_after(jiffies, warn_at)) {
-			pr_warn("Device [%u:%u]: waiting for %ld writes in flight from before its tracking began; its writes wait meanwhile\n",
-				MAJOR(tracker->dev_id), MINOR(tracker->dev_id),
-				bdev_writes_in_flight(bdev));
-			warn_at = 0;
-		}
+	/*
+	 * The per-CPU counts are summed one CPU after another, and a store
+	 * (not held) may start and end meanwhile: zero twice in a row.
+	 */
+	while (!ret) {
+		zeros = bdev_writes_in_flight(bdev) > 0 ? 0 : zeros + 1;
+		if (zeros == 2)
+			break;
 		schedule_timeout_killable(msecs_to_jiffies(10));
-		if (fatal_signal_pending(current))
-			ret = -EINTR;
+		ret = tracker_drain_wait_more(tracker, bdev, start, &warned);
 	}
-	if (ret)
-		pr_err("Device [%u:%u]: killed while waiting for the writes in flight from before its tracking began\n",
-		       MAJOR(tracker->dev_id), MINOR(tracker->dev_id));
-	else
-		tracker->untracked_writes_drained = true;
+	if (!ret)
+		WRITE_ONCE(tracker->untracked_writes_drained, true);
 	WRITE_ONCE(tracker->writes_held, false);
 	wake_up_all(&tracker->writes_wait);
 out:
-	mutex_unlock(&tracker_drain_lock);
+	mutex_unlock(&tracker->drain_lock);
 	return ret;
 }
 
@@ -1164,9 +1208,22 @@ struct tracker *tracker_create_or_get(dev_t dev_id)
 		spin_unlock(&tracked_device_lock);
 	}
 drain:
-	if (!IS_ERR(tracker) && !READ_ONCE(tracker->untracked_writes_drained)) {
-		int err = tracker_drain_untracked_writes(tracker, bdev);
+	/*
+	 * Claimed first: a removal cannot detach the tracker while its
+	 * writes are held and waited for; it fails with -EBUSY instead.
+	 */
+	if (!IS_ERR(tracker)) {
+		int err = 0;
 
+		if (atomic_cmpxchg(&tracker->in_snapshot, 0, 1) != 0) {
+			pr_err("Unable to create snapshot: device [%u:%u] is already in a snapshot\n",
+			       MAJOR(dev_id), MINOR(dev_id));
+			err = -EBUSY;
+		} else if (!READ_ONCE(tracker->untracked_writes_drained)) {
+			err = tracker_drain_untracked_writes(tracker, bdev);
+			if (err)
+				atomic_set(&tracker->in_snapshot, 0);
+		}
 		if (err) {
 			tracker_put(tracker);
 			tracker = ERR_PTR(err);

@@ -76,7 +76,8 @@ struct tracker {
 	unsigned long writes_before_take;
 	wait_queue_head_t writes_wait;
 	mempool_t write_pool;
-	/* Under tracker_drain_lock; writes_held is also read by the filter. */
+	/* Under drain_lock; writes_held is also read by the filter. */
+	struct mutex drain_lock;
 	bool untracked_writes_drained;
 	bool writes_held;
 
@@ -98,6 +99,12 @@ static inline void tracker_put(struct tracker *tracker)
 int tracker_init(void);
 void tracker_done(void);
 
+/*
+ * The tracker of @dev_id, made and attached if there is none, claimed for
+ * a snapshot (in_snapshot): -EBUSY if it is claimed already (by another
+ * snapshot, or by a removal). Once per tracker the claim waits for the
+ * writes that no filter saw (-EINTR, -ETIMEDOUT: see tracker.c).
+ */
 struct tracker *tracker_create_or_get(dev_t dev_id);
 int tracker_remove(dev_t dev_id);
 int tracker_collect(int max_count, struct blk_snap_cbt_info *cbt_info,
