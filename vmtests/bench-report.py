@@ -614,9 +614,9 @@ def summary(F):
             for wl, _, _ in WORKLOADS} if F.get("stock") else None,
         "meaning": {
             "peak_kernel_memory_mib": "the most kernel memory (MemTotal - "
-            "MemFree - Buffers - Cached - AnonPages: slab, vmalloc, page "
-            "tables, stacks and the pages drivers allocate, such as chunk "
-            "buffers) above its figure before create, sampled every 0.1 s "
+            "MemFree - Buffers - Cached - AnonPages - PageTables: slab, "
+            "vmalloc, kernel stacks and the pages drivers allocate, such as "
+            "chunk buffers) above its figure before create, sampled every 0.1 s "
             "while one 4 KiB O_DIRECT write in each chunk of region_mib of a "
             "raw origin copies every chunk (chunk_bytes: blksnap's "
             "chunk_minimum_shift=23, dm-snapshot the same chunk); median over "
@@ -810,7 +810,7 @@ def tables(F):
                    "every 0.1 s during the writes, the peak less the figure before create, in "
                    f"MiB (median of {len(P['reps'])} run(s), blksnap and dm-snapshot in "
                    "turns). Kernel memory: MemTotal - MemFree - Buffers - Cached - AnonPages "
-                   "(slab, vmalloc, page tables, stacks, and the pages drivers allocate "
+                   "- PageTables (slab, vmalloc, kernel stacks, and the pages drivers allocate "
                    "themselves: chunk buffers, kcopyd's pages). blksnap/dm: the median of the "
                    "repetitions' ratios; last column: their geometric mean [95% interval].\n")
         out.append(md_table(["measure", "blksnap", "dm-snapshot", "blksnap/dm",

@@ -699,13 +699,13 @@ PEAKMEM_CHUNK=$((1 << PEAKMEM_SHIFT))
 
 # pm_meminfo [STOP]: kernel memory from /proc/meminfo, in KiB, as lines
 # "NAME VALUE":
-#   kernel  MemTotal - MemFree - Buffers - Cached - AnonPages: every page
-#           that is neither free, nor page cache, nor a process's own:
-#           slab, vmalloc, page tables, kernel stacks, per-CPU data and the
-#           pages drivers allocate for themselves (blksnap's chunk
+#   kernel  MemTotal - MemFree - Buffers - Cached - AnonPages - PageTables:
+#           every page that is neither free, nor page cache, nor a
+#           process's own: slab, vmalloc, kernel stacks, per-CPU data and
+#           the pages drivers allocate for themselves (blksnap's chunk
 #           buffers, dm-kcopyd's pages), which no other field counts. The
-#           writer's memory (anonymous, or shmem in Cached) and the page
-#           cache its binary fills are left out.
+#           writer's memory (anonymous, shmem in Cached, its page tables)
+#           and the page cache its binary fills are left out.
 #   slabvm  Slab + VmallocUsed (what the scale section counts)
 #   avail   MemAvailable (what the VM test buffer-memory-bounded-with-
 #           large-chunks counts; it also falls with the writer's memory)
@@ -720,7 +720,7 @@ pm_meminfo() {
 				m[a[1]] = a[2]
 			}
 			close("/proc/meminfo")
-			k = m["MemTotal"] - m["MemFree"] - m["Buffers"] - m["Cached"] - m["AnonPages"]
+			k = m["MemTotal"] - m["MemFree"] - m["Buffers"] - m["Cached"] - m["AnonPages"] - m["PageTables"]
 			s = m["Slab"] + m["VmallocUsed"]
 			if (n == 0 || k > kernel) kernel = k
 			if (n == 0 || s > slabvm) slabvm = s
