@@ -805,7 +805,7 @@ def tables(F):
                      fmt(T["dm"].get("storage_written_mib"), 0, " MiB"), "", ""])
         out.append(f"\nPeak kernel memory with {chunk} chunks (blksnap: chunk_minimum_shift=23; "
                    f"dm-snapshot: the same chunk): one 4 KiB O_DIRECT write in each chunk of "
-                   f"the first {region} of a raw origin ({fmt(P.get('writes'), 0)} writes, "
+                   f"the first {region} of a raw origin ({int(P['writes']) if P.get('writes') else '?'} writes, "
                    "shuffled), so that every chunk is copied to another disk; memory sampled "
                    "every 0.1 s during the writes, the peak less the figure before create, in "
                    f"MiB (median of {len(P['reps'])} run(s), blksnap and dm-snapshot in "

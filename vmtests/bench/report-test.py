@@ -384,7 +384,8 @@ def test_peakmem_peaks_ratios_and_interval():
           near(ms.get("avail", {}).get("over_dm"), 2.8) and
           ms.get("avail", {}).get("pairs_left_out") == 1 and
           row == ["| peak kernel memory, 4 KiB random writes over 1 GiB, 8 MiB chunks | "
-                  "**16.0 MiB** | **4.0 MiB** | 4.00 | 3.420 [1.043, 11.2] |"],
+                  "**16.0 MiB** | **4.0 MiB** | 4.00 | 3.420 [1.043, 11.2] |"] and
+          "(128 writes, shuffled)" in out,
           f"exit {rc}, peak_kernel_memory_mib {pk}, vs_dm {s.get('peak_kernel_memory_vs_dm')}, "
           f"pairs {pp}, measures {ms}, row {row}")
     T = doc.get("figures", {}).get("peakmem", {}).get("tools", {})
