@@ -483,6 +483,78 @@ def growth_figures(R):
     return g
 
 
+PEAKMEM_MEASURES = [
+    # (name, how the peak is set against before create, row label)
+    ("kernel", "rise", None),
+    ("slabvm", "rise", "of which in Slab + VmallocUsed (their own peak)"),
+    ("avail", "fall", "MemAvailable's fall (the writer's own memory included)"),
+]
+
+
+def size_label(mib):
+    if mib is None:
+        return "?"
+    return f"{mib / 1024:g} GiB" if mib >= 1024 and mib % 1024 == 0 else f"{mib:g} MiB"
+
+
+def peakmem_figures(R):
+    """Peak kernel memory while 4 KiB writes copy every 8 MiB chunk of a
+    region (bench.sh's section_peakmem): per tool and repetition the
+    largest sample during the writes less the figure before create (for
+    MemAvailable: the figure before less the smallest), in MiB; per
+    measure the medians, and blksnap/dm per repetition, its median and
+    the geometric mean with its 95% interval. A repetition counts when
+    both tools ran in it."""
+    v, fio = R["values"], R["fio"]
+
+    def delta(tool, r, name, phase, how):
+        b = v.get(f"peakmem.{tool}.r{r}.before.{name}_kb")
+        x = v.get(f"peakmem.{tool}.r{r}.{phase}.{name}_kb")
+        if b is None or x is None:
+            return None
+        return (x - b) / 1024 if how == "rise" else (b - x) / 1024
+
+    ran = {}
+    for k in v:
+        m = re.match(r"peakmem\.(blksnap|dm)\.r(\d+)\.peak\.kernel_kb$", k)
+        if m and f"peakmem.{m.group(1)}.r{m.group(2)}.before.kernel_kb" in v:
+            ran.setdefault(int(m.group(2)), set()).add(m.group(1))
+    reps = sorted(r for r, tools in ran.items() if tools == {"blksnap", "dm"})
+    out = {"reps": reps, "region_mib": v.get("peakmem.region_mib"),
+           "chunk_bytes": v.get("peakmem.chunk_bytes"), "writes": v.get("peakmem.writes"),
+           "tools": {}, "measures": {}}
+    for tool in ("blksnap", "dm"):
+        cell = {"per_rep": {}}
+        for r in reps:
+            k = f"peakmem.{tool}.r{r}"
+            fs = fio_summary(fio[f"{k}.write"]) if f"{k}.write" in fio else None
+            w = v.get(f"{k}.write.disk.vdc.w_sectors")
+            cell["per_rep"][str(r)] = {
+                **{f"peak_{n}_mib": delta(tool, r, n, "peak", how)
+                   for n, how, _ in PEAKMEM_MEASURES},
+                "taken_kernel_mib": delta(tool, r, "kernel", "taken", "rise"),
+                "after_kernel_mib": delta(tool, r, "kernel", "after", "rise"),
+                "samples": v.get(f"{k}.peak.samples"),
+                "writes_s": fs["runtime_s"] if fs else None,
+                "storage_written_mib": w / 2048 if w is not None else None}
+        for key in ("taken_kernel_mib", "after_kernel_mib", "samples", "writes_s",
+                    "storage_written_mib"):
+            cell[key] = med([x[key] for x in cell["per_rep"].values()])
+        out["tools"][tool] = cell
+    for n, _, _ in PEAKMEM_MEASURES:
+        per = {t: [out["tools"][t]["per_rep"][str(r)][f"peak_{n}_mib"] for r in reps]
+               for t in ("blksnap", "dm")}
+        # A ratio needs two figures above zero (a fall of MemAvailable
+        # can come out negative).
+        pairs = [b / d for b, d in zip(per["blksnap"], per["dm"])
+                 if b is not None and d is not None and b > 0 and d > 0]
+        out["measures"][n] = {
+            "blksnap_mib": med(per["blksnap"]), "dm_mib": med(per["dm"]),
+            "over_dm": med(pairs), "over_dm_pairs": pair_interval(pairs),
+            "pairs_left_out": len(reps) - len(pairs)}
+    return out
+
+
 def summary(F):
     """The few figures issue 15 judges by, each against dm-snapshot or
     against the space there was, in one place of results.json."""
@@ -522,7 +594,14 @@ def summary(F):
                   "free_at_take_mib": b.get("free_at_take_mib"),
                   "growable_at_take_mib": b.get("growable_at_take_mib")}
               for t, b in F["growth"]["bursts"].items()}
+    P = F["peakmem"]
+    pk = P["measures"].get("kernel", {})
     return {
+        "peak_kernel_memory_mib": {
+            "blksnap": pk.get("blksnap_mib"), "dm": pk.get("dm_mib"),
+            "region_mib": P.get("region_mib"), "chunk_bytes": P.get("chunk_bytes")},
+        "peak_kernel_memory_vs_dm": pk.get("over_dm"),
+        "peak_kernel_memory_vs_dm_pairs": pk.get("over_dm_pairs") if P["reps"] else None,
         "bytes_per_changed_chunk": bpc,
         "bytes_per_changed_chunk_origin_gib": origin,
         "image_read_vs_dm": reads,
@@ -534,6 +613,20 @@ def summary(F):
             wl: F["stock"]["rows"][wl]["blksnap_other"]["stock_over_patched"]
             for wl, _, _ in WORKLOADS} if F.get("stock") else None,
         "meaning": {
+            "peak_kernel_memory_mib": "the most kernel memory (MemTotal - "
+            "MemFree - Buffers - Cached - AnonPages - PageTables: slab, "
+            "vmalloc, kernel stacks and the pages drivers allocate, such as "
+            "chunk buffers) above its figure before create, sampled every 0.1 s "
+            "while one 4 KiB O_DIRECT write in each chunk of region_mib of a "
+            "raw origin copies every chunk (chunk_bytes: blksnap's "
+            "chunk_minimum_shift=23, dm-snapshot the same chunk); median over "
+            "the repetitions; lower is better",
+            "peak_kernel_memory_vs_dm": "blksnap / dm-snapshot peak kernel "
+            "memory, the median of the repetitions' ratios; <= 1 means blksnap "
+            "holds no more",
+            "peak_kernel_memory_vs_dm_pairs": "the same ratios: their number, "
+            "geometric mean and 95% interval (Student's t on the logarithms; "
+            "null for one pair; pairs with a figure at or below zero left out)",
             "bytes_per_changed_chunk": "kernel memory (slab+vmalloc) added by "
             "changing N% of the chunks after the take, per changed chunk; "
             "lower is better",
@@ -691,6 +784,38 @@ def tables(F):
                         [f"after changing {q}% of chunks" for q in S["pcts"]] +
                         ["after destroy"], rows))
 
+    P = F["peakmem"]
+    if P["reps"]:
+        rows = []
+        region = size_label(P.get("region_mib"))
+        chunk = size_label(P["chunk_bytes"] / 1048576) if P.get("chunk_bytes") else "?"
+        for n, _, label in PEAKMEM_MEASURES:
+            c = P["measures"][n]
+            bold = "**" if label is None else ""
+            rows.append([label or f"peak kernel memory, 4 KiB random writes over {region}, {chunk} chunks",
+                         f"{bold}{fmt(c['blksnap_mib'], 1, ' MiB')}{bold}",
+                         f"{bold}{fmt(c['dm_mib'], 1, ' MiB')}{bold}",
+                         fmt(c["over_dm"]), pair_cell(c["over_dm_pairs"])])
+        T = P["tools"]
+        rows.append(["kernel memory after destroy (blksnap: and rmmod)",
+                     fmt(T["blksnap"].get("after_kernel_mib"), 1, " MiB"),
+                     fmt(T["dm"].get("after_kernel_mib"), 1, " MiB"), "", ""])
+        rows.append(["written to the storage disk during the writes",
+                     fmt(T["blksnap"].get("storage_written_mib"), 0, " MiB"),
+                     fmt(T["dm"].get("storage_written_mib"), 0, " MiB"), "", ""])
+        out.append(f"\nPeak kernel memory with {chunk} chunks (blksnap: chunk_minimum_shift=23; "
+                   f"dm-snapshot: the same chunk): one 4 KiB O_DIRECT write in each chunk of "
+                   f"the first {region} of a raw origin ({int(P['writes']) if P.get('writes') else '?'} writes, "
+                   "shuffled), so that every chunk is copied to another disk; memory sampled "
+                   "every 0.1 s during the writes, the peak less the figure before create, in "
+                   f"MiB (median of {len(P['reps'])} run(s), blksnap and dm-snapshot in "
+                   "turns). Kernel memory: MemTotal - MemFree - Buffers - Cached - AnonPages "
+                   "- PageTables (slab, vmalloc, kernel stacks, and the pages drivers allocate "
+                   "themselves: chunk buffers, kcopyd's pages). blksnap/dm: the median of the "
+                   "repetitions' ratios; last column: their geometric mean [95% interval].\n")
+        out.append(md_table(["measure", "blksnap", "dm-snapshot", "blksnap/dm",
+                             "per repetition"], rows))
+
     G = F["growth"]
     rows = [["host ext4: `add FILE 4G` growth (sf_open+sf_grow) vs `fallocate 4G`+fsync",
              f"**×{fmt(G.get('host_sf_grow_ratio'))}** ({fmt(G.get('host_sf_grow_4g_s') and G['host_sf_grow_4g_s'] * 1000, 1, ' ms')} vs {fmt(G.get('host_fallocate_4g_s') and G['host_fallocate_4g_s'] * 1000, 1, ' ms')}, {fmt(G.get('host_extents'), 0)} extents)"],
@@ -842,6 +967,16 @@ def chart(F, R):
     c.panel("Kernel memory held after take (sparse origins)",
             "slab + vmalloc growth from before create, MiB (log scale; lower is better); label: also the time of take",
             groups, "log", [("blksnap", "blksnap"), ("dm", "dm-snapshot")])
+    P = F["peakmem"]
+    if P["reps"]:
+        c.panel(f"Peak kernel memory, 4 KiB writes over {size_label(P.get('region_mib'))}, 8 MiB chunks",
+                "the most kernel memory above before create while every chunk is copied, MiB "
+                "(lower is better)",
+                [("peak during the writes",
+                  [(t, P["measures"]["kernel"][f"{t}_mib"],
+                    f"{fmt(P['measures']['kernel'][f'{t}_mib'], 1)} MiB")
+                   for t in ("blksnap", "dm")])],
+                "lin", [("blksnap", "blksnap"), ("dm", "dm-snapshot")])
     G = F["growth"]
     ms = (lambda s: s * 1000 if s else None)
     groups = [("host: fallocate 4G + fsync", [("base", ms(G.get("host_fallocate_4g_s")), f"{fmt(ms(G.get('host_fallocate_4g_s')), 1)} ms")]),
@@ -868,7 +1003,8 @@ def main():
     a = ap.parse_args()
     R = parse(a.results)
     F = {"write": write_figures(R), "read": read_figures(R),
-         "scale": scale_figures(R), "growth": growth_figures(R)}
+         "scale": scale_figures(R), "growth": growth_figures(R),
+         "peakmem": peakmem_figures(R)}
     F["stock"] = stock_figures(R, F["write"])
     md = tables(F)
     info = R["info"]
@@ -881,6 +1017,8 @@ def main():
     # missing, say) must not pass as a table of n/m.
     if "section.read.s" in R["values"] and not F["read"]["reps"]:
         errs.append("read: the section ran but measured no read figure")
+    if "section.peakmem.s" in R["values"] and not F["peakmem"]["reps"]:
+        errs.append("peakmem: the section ran but measured no peak of both tools")
     if errs:
         md += "\nErrors:\n" + "\n".join(f"- {e}" for e in errs) + "\n"
     doc = {"command": a.command, "info": info,

@@ -2,7 +2,8 @@
 # Measures, on the harness disks and with fio as the load, what a held
 # snapshot costs: blksnap (storage on another disk / on the origin's own
 # filesystem) against no snapshot and against dm-snapshot (transient,
-# same chunk size; same storage disk but for the read section). Prints nothing to judge: every raw
+# same chunk size; same storage disk but for the read section), and the
+# peak kernel memory of both with 8 MiB chunks. Prints nothing to judge: every raw
 # figure goes to the host on the "results" virtio port, one a line:
 #   BENCH key value        a number (seconds, KiB, counts)
 #   FIO key {json}         fio's --output-format=json, on one line
@@ -17,12 +18,14 @@
 # origin, vdc 4G storage, vdd (64G or 15% of the largest scale origin)
 # storage of the scale section (zero writes become holes), vde.. the scale origins (bench.scale sizes).
 # Parameters on the kernel command line (defaults in brackets):
-#   bench.sections=write,read,scale,growth   bench.region=MiB [128]
+#   bench.sections=write,read,scale,growth,peakmem   bench.region=MiB [128]
 #   bench.reps=N [1]   bench.rewrite_ios=N [2048]   bench.scale=GiB,.. [16]
 #   bench.read_loops=N interleaved passes of each read figure [4]
 #   bench.change=PCT,.. [1,10]   bench.change_cap=GiB of copy-on-write
 #   per step [4]   bench.lat_rounds=N [3]   bench.bursts=MiB,.. [128,256,512]
 #   bench.thresholds=MiB,.. [1,64]
+#   bench.peakmem=MiB of the origin the peak-memory writes touch, one
+#   per 8 MiB chunk [1024]
 #   bench.configs=NAME,.. of the write section [none,blksnap_other,blksnap_same,dmsnap]
 #   bench.profile=1: after the read figures, each kind of read again,
 #   READ_LOOPS passes in one fio run, under `perf record -a` (needs perf
@@ -40,9 +43,10 @@ for p in /sys/class/virtio-ports/*; do
 done
 
 # --- parameters --------------------------------------------------------------
-SECTIONS=write,read,scale,growth REGION=128 REPS=1 REWRITE_IOS=2048 SCALE=16
+SECTIONS=write,read,scale,growth,peakmem REGION=128 REPS=1 REWRITE_IOS=2048 SCALE=16
 CHANGE=1,10 CHANGE_CAP=4 LAT_ROUNDS=3 BURSTS=128,256,512 THRESHOLDS=1,64
 CONFIGS=none,blksnap_other,blksnap_same,dmsnap READ_LOOPS=4 PROFILE=0 STEER=1
+PEAKMEM=1024
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	bench.sections=*) SECTIONS=${arg#*=} ;;
@@ -59,6 +63,7 @@ for arg in $(cat /proc/cmdline); do
 	bench.read_loops=*) READ_LOOPS=${arg#*=} ;;
 	bench.profile=*) PROFILE=${arg#*=} ;;
 	bench.steer=*) STEER=${arg#*=} ;;
+	bench.peakmem=*) PEAKMEM=${arg#*=} ;;
 	esac
 done
 CHUNK=262144		# blksnap's default chunk (chunk_minimum_shift=18)
@@ -673,6 +678,166 @@ section_scale() {
 	done
 }
 
+# --- peak kernel memory with large chunks ----------------------------------------
+# Raw vdb (2 GiB) is the origin, raw vdc its storage (blksnap: the whole
+# disk as one range, no file system; dm-snapshot: its transient COW
+# device), 8 MiB chunks for both: blksnap loaded with
+# chunk_minimum_shift=23 (and the default buffer_memory_maximum_mb),
+# dm-snapshot given a chunk of 16384 sectors. The load: one 4 KiB O_DIRECT
+# write (fio psync, QD1) at a random 4 KiB slot of each 8 MiB chunk of
+# the first PEAKMEM MiB, the chunks in a shuffled order (a fio replay
+# log, the same offsets for both): every chunk is copied once, PEAKMEM
+# MiB in all. Kernel memory is sampled every 0.1 s while the writes run,
+# and its peak set against the figure before create (after dropping
+# caches; blksnap's module already loaded, dm-snapshot is built in). In
+# each repetition blksnap and dm-snapshot run once, their order swapped
+# from one repetition to the next (ABBA). The module is reloaded around
+# each of blksnap's runs, so that its pools start empty; afterwards it
+# is loaded again with the defaults, as the other sections expect.
+PEAKMEM_SHIFT=23
+PEAKMEM_CHUNK=$((1 << PEAKMEM_SHIFT))
+
+# pm_meminfo [STOP]: kernel memory from /proc/meminfo, in KiB, as lines
+# "NAME VALUE":
+#   kernel  MemTotal - MemFree - Buffers - Cached - AnonPages - PageTables:
+#           every page that is neither free, nor page cache, nor a
+#           process's own: slab, vmalloc, kernel stacks, per-CPU data and
+#           the pages drivers allocate for themselves (blksnap's chunk
+#           buffers, dm-kcopyd's pages), which no other field counts. The
+#           writer's memory (anonymous, shmem in Cached, its page tables)
+#           and the page cache its binary fills are left out.
+#   slabvm  Slab + VmallocUsed (what the scale section counts)
+#   avail   MemAvailable (what the VM test buffer-memory-bounded-with-
+#           large-chunks counts; it also falls with the writer's memory)
+# With STOP, samples every 0.1 s until the file STOP exists, then once
+# more, and prints the largest kernel and slabvm, the smallest avail,
+# and how many samples (samples).
+pm_meminfo() {
+	awk -v stop="${1:-}" '
+		function sample(   l, a, m, k, s) {
+			while ((getline l < "/proc/meminfo") > 0) {
+				split(l, a, /:? +/)
+				m[a[1]] = a[2]
+			}
+			close("/proc/meminfo")
+			k = m["MemTotal"] - m["MemFree"] - m["Buffers"] - m["Cached"] - m["AnonPages"] - m["PageTables"]
+			s = m["Slab"] + m["VmallocUsed"]
+			if (n == 0 || k > kernel) kernel = k
+			if (n == 0 || s > slabvm) slabvm = s
+			if (n == 0 || m["MemAvailable"] < avail) avail = m["MemAvailable"]
+			n++
+		}
+		BEGIN {
+			sample()
+			if (stop != "") {
+				for (;;) {
+					done = (getline x < stop) >= 0
+					close(stop)
+					if (done)
+						break
+					system("sleep 0.1")
+					sample()
+				}
+				sample()
+			}
+			printf "kernel %d\nslabvm %d\navail %d\nsamples %d\n", kernel, slabvm, avail, n
+		}'
+}
+
+# pm_report KEY FILE: FILE's figures (pm_meminfo) as KEY.NAME_kb lines.
+pm_report() {
+	awk -v k="$1" '{ printf "BENCH %s.%s%s %d\n", k, $1, ($1 == "samples" ? "" : "_kb"), $2 }' \
+		"$2" > "$port"
+}
+
+# pm_settled KEY: the figures once the kernel has settled: caches
+# dropped, deferred frees given a second.
+pm_settled() {
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	sleep 1
+	pm_meminfo > /tmp/pm.now
+	pm_report "$1" /tmp/pm.now
+}
+
+# pm_run TOOL REP: one run, keys peakmem.TOOL.rREP.{before,taken,peak,
+# after}.*: before create, after take, the peak while the writes ran
+# (with .peak.samples) and after destroy (blksnap: and rmmod).
+pm_run() {
+	local k=peakmem.$1.r$2 id dev
+	if [ "$1" = blksnap ]; then
+		load_module chunk_minimum_shift=$PEAKMEM_SHIFT
+		[ "$(cat /sys/module/blksnap/parameters/chunk_minimum_shift)" = $PEAKMEM_SHIFT ] ||
+			fail "blksnap did not take chunk_minimum_shift=$PEAKMEM_SHIFT"
+		info peakmem.blksnap_params "chunk_minimum_shift=$PEAKMEM_SHIFT buffer_memory_maximum_mb=$(cat /sys/module/blksnap/parameters/buffer_memory_maximum_mb)"
+	fi
+	pm_settled "$k.before"
+	if [ "$1" = blksnap ]; then
+		id=$(raw_take $ORIG $STOR "0:$(sectors $STOR)") || fail "blksnap take failed"
+		dev=$ORIG
+	else
+		dm_create bo "0 $(sectors $ORIG) snapshot-origin $ORIG"
+		dm_take bo $ORIG $STOR $((PEAKMEM_CHUNK / 512))
+		dev=/dev/mapper/bo
+	fi
+	pm_meminfo > /tmp/pm.now
+	pm_report "$k.taken" /tmp/pm.now
+	{
+		echo "fio version 2 iolog"
+		echo "$dev add"
+		echo "$dev open"
+		awk -v d="$dev" '{ print d " write", $1, 4096 }' /tmp/pm.offsets
+		echo "$dev close"
+	} > /tmp/pm.iolog
+	rm -f /tmp/pm.stop
+	pm_meminfo /tmp/pm.stop > /tmp/pm.peak &
+	PM_SAMPLER=$!
+	fio_run "$k.write" --read_iolog=/tmp/pm.iolog --replay_no_stall=1
+	touch /tmp/pm.stop
+	wait "$PM_SAMPLER"
+	PM_SAMPLER=
+	pm_report "$k.peak" /tmp/pm.peak
+	# A snapshot that broke down stops copying: no figure.
+	if [ "$1" = blksnap ]; then
+		dd if="$(image_of "$id" $ORIG)" of=/dev/null bs=1M count=1 iflag=direct 2> /dev/null ||
+			fail "blksnap's image cannot be read after the writes"
+		bsok destroy "$id" > /dev/null
+		unload_module
+	else
+		dmsetup status bs | grep -q Invalid && fail "dm-snapshot invalidated: $(dmsetup status bs)"
+		dm_remove bs bo
+	fi
+	pm_settled "$k.after"
+}
+
+section_peakmem() {
+	local n rep tool order
+	n=$((PEAKMEM * MiB / PEAKMEM_CHUNK))
+	[ "$n" -ge 1 ] && [ $((PEAKMEM * 2048)) -le "$(sectors $ORIG)" ] ||
+		fail "bench.peakmem=$PEAKMEM: want 8 to $(($(sectors $ORIG) / 2048)) MiB"
+	[ "$(sectors $STOR)" -ge $((PEAKMEM * 2048 + 65536)) ] ||
+		fail "$STOR is too small for $PEAKMEM MiB of copies"
+	val peakmem.chunk_bytes $PEAKMEM_CHUNK
+	val peakmem.region_mib "$PEAKMEM"
+	val peakmem.writes "$n"
+	seq 0 $((n - 1)) | shuf | awk -v c=$PEAKMEM_CHUNK 'BEGIN { srand(23) }
+		{ printf "%d\n", $1 * c + int(rand() * (c / 4096)) * 4096 }' > /tmp/pm.offsets
+	# The sampler stops with the section, whatever ends it.
+	PM_SAMPLER=
+	trap 'touch /tmp/pm.stop; [ -n "$PM_SAMPLER" ] && wait "$PM_SAMPLER"' EXIT
+	unload_module
+	rep=1
+	while [ $rep -le "$REPS" ]; do
+		if [ $((rep % 2)) = 1 ]; then order="blksnap dm"; else order="dm blksnap"; fi
+		for tool in $order; do
+			progress "peak memory: $tool (rep $rep)"
+			pm_run "$tool" "$rep"
+		done
+		rep=$((rep + 1))
+	done
+	load_module
+}
+
 # --- growth --------------------------------------------------------------------
 # watch_bg FILE ID OUT [OPTION...]: 'blksnap-storage watch --json' in the
 # background, its lines in OUT as they come and, once it has stopped,
@@ -815,7 +980,7 @@ info guest.fio "$(fio --version)"
 info guest.dmsetup "$(dmsetup --version 2>&1 | tr '\n' ' ')"
 info guest.cpus "$(nproc)"
 info guest.mem_kb "$(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo)"
-for k in SECTIONS REGION REPS READ_LOOPS REWRITE_IOS SCALE CHANGE CHANGE_CAP LAT_ROUNDS BURSTS THRESHOLDS CONFIGS PROFILE; do
+for k in SECTIONS REGION REPS READ_LOOPS REWRITE_IOS SCALE CHANGE CHANGE_CAP LAT_ROUNDS BURSTS THRESHOLDS CONFIGS PROFILE PEAKMEM; do
 	eval "info param.$k \"\$$k\""
 done
 load_module

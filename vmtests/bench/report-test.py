@@ -238,12 +238,17 @@ def test_summary_keys_without_other_sections():
     s = doc.get("summary", {})
     keys = {"bytes_per_changed_chunk", "image_read_vs_dm", "write_vs_dm",
             "image_read_vs_dm_by_reader_cpu", "image_read_vs_dm_pass_pairs",
-            "largest_burst_survived_mib", "meaning"}
+            "largest_burst_survived_mib", "peak_kernel_memory_mib",
+            "peak_kernel_memory_vs_dm", "peak_kernel_memory_vs_dm_pairs", "meaning"}
     by = s.get("image_read_vs_dm_by_reader_cpu", {})
     check("summary: every key present after a read-only run",
           rc == 0 and keys <= set(s) and
           s["bytes_per_changed_chunk"] == {"blksnap": {"1pct": None, "10pct": None},
-                                           "dm": {"1pct": None, "10pct": None}},
+                                           "dm": {"1pct": None, "10pct": None}} and
+          s["peak_kernel_memory_mib"] == {"blksnap": None, "dm": None,
+                                          "region_mib": None, "chunk_bytes": None} and
+          s["peak_kernel_memory_vs_dm"] is None and
+          s["peak_kernel_memory_vs_dm_pairs"] is None,
           f"exit {rc}, summary keys {sorted(s)}")
     check("summary: no placement recorded, no figure per placement",
           rc == 0 and len(by) == 4 and
@@ -316,11 +321,111 @@ def test_pass_pair_interval():
           f"exit {rc}, image_read_vs_dm_pass_pairs {pp}")
 
 
+def peakmem_section(peaks, region=1024, reps=None):
+    """Result lines of a peakmem section: peaks[tool] is a list, one per
+    repetition, of (kernel rise, slab+vmalloc rise, MemAvailable fall) in
+    MiB, None for a run that did not happen. Each run has its own figures
+    before create, after take and after destroy, so that a peak set
+    against the wrong one gives another answer."""
+    lines = ["BENCH peakmem.chunk_bytes 8388608", f"BENCH peakmem.region_mib {region}",
+             f"BENCH peakmem.writes {region // 8}"]
+    for tool, runs in peaks.items():
+        for i, run in enumerate(runs):
+            if run is None:
+                continue
+            r = i + 1
+            k = f"peakmem.{tool}.r{r}"
+            base = {"kernel": 90000 + 1000 * r + (500 if tool == "dm" else 0),
+                    "slabvm": 40000 + 300 * r, "avail": 1800000 - 2000 * r}
+            kern, slabvm, fall = run
+            for phase, add in (("before", 0), ("taken", 512), ("after", 100)):
+                lines += [f"BENCH {k}.{phase}.kernel_kb {base['kernel'] + add}",
+                          f"BENCH {k}.{phase}.slabvm_kb {base['slabvm'] + add}",
+                          f"BENCH {k}.{phase}.avail_kb {base['avail'] - add}",
+                          f"BENCH {k}.{phase}.samples 1"]
+            lines += [f"BENCH {k}.peak.kernel_kb {base['kernel'] + kern * 1024:.0f}",
+                      f"BENCH {k}.peak.slabvm_kb {base['slabvm'] + slabvm * 1024:.0f}",
+                      f"BENCH {k}.peak.avail_kb {base['avail'] - fall * 1024:.0f}",
+                      f"BENCH {k}.peak.samples 60",
+                      f"BENCH {k}.write.disk.vdc.w_sectors {region * 2048 + 8}",
+                      fio_line(f"{k}.write", 1, 6000)]
+    lines.append("BENCH section.peakmem.s 100")
+    return lines
+
+
+def test_peakmem_peaks_ratios_and_interval():
+    # Kernel memory: blksnap 16, 20 and 12 MiB above before create, dm
+    # 4, 4 and 6: medians 16 and 4, ratios 4, 5 and 2 (median 4, of the
+    # ratios, not 16/4 by chance: 16/4 is 4 too, so Slab+vmalloc checks
+    # that: 2, 3, 1 against 1, 2, 1, ratios 2, 1.5, 1, median 1.5, where
+    # the medians' quotient is 2). Geometric mean of 4, 5, 2:
+    # 40^(1/3) = 3.4200; sd of their logarithms 0.47781, t(0.975, 2) =
+    # 4.303: exp(1.22963 +- 4.303 * 0.47781 / sqrt(3)) = [1.0435, 11.209].
+    # MemAvailable fell by 18, 22, 14 (blksnap) and 5, -1, 7 (dm): the
+    # negative one gives no ratio; 3.6 and 2.0, median 2.8.
+    P = {"blksnap": [(16, 2, 18), (20, 3, 22), (12, 1, 14)],
+         "dm": [(4, 1, 5), (4, 2, -1), (6, 1, 7)]}
+    rc, doc, out = run_report(peakmem_section(P))
+    s = doc.get("summary", {})
+    pk = s.get("peak_kernel_memory_mib", {})
+    pp = s.get("peak_kernel_memory_vs_dm_pairs") or {}
+    ms = doc.get("figures", {}).get("peakmem", {}).get("measures", {})
+    row = [ln for ln in out.splitlines()
+           if ln.startswith("| peak kernel memory, 4 KiB random writes over 1 GiB, 8 MiB chunks |")]
+    check("peakmem: peaks against before create, medians, ratio and its interval",
+          rc == 0 and near(pk.get("blksnap"), 16) and near(pk.get("dm"), 4) and
+          pk.get("region_mib") == 1024 and pk.get("chunk_bytes") == 8388608 and
+          near(s.get("peak_kernel_memory_vs_dm"), 4.0) and pp.get("pairs") == 3 and
+          near(pp.get("geo_mean"), 3.41995) and
+          near((pp.get("ci95") or [None])[0], 1.04350) and
+          near((pp.get("ci95") or [None, None])[1], 11.20855) and
+          near(ms.get("slabvm", {}).get("over_dm"), 1.5) and
+          near(ms.get("slabvm", {}).get("blksnap_mib"), 2) and
+          near(ms.get("avail", {}).get("over_dm"), 2.8) and
+          ms.get("avail", {}).get("pairs_left_out") == 1 and
+          row == ["| peak kernel memory, 4 KiB random writes over 1 GiB, 8 MiB chunks | "
+                  "**16.0 MiB** | **4.0 MiB** | 4.00 | 3.420 [1.043, 11.2] |"] and
+          "(128 writes, shuffled)" in out,
+          f"exit {rc}, peak_kernel_memory_mib {pk}, vs_dm {s.get('peak_kernel_memory_vs_dm')}, "
+          f"pairs {pp}, measures {ms}, row {row}")
+    T = doc.get("figures", {}).get("peakmem", {}).get("tools", {})
+    check("peakmem: after destroy and the storage written, per tool",
+          rc == 0 and all(near(T.get(t, {}).get("after_kernel_mib"), 100 / 1024) and
+                          near(T.get(t, {}).get("storage_written_mib"), 1024 + 8 / 2048)
+                          for t in ("blksnap", "dm")) and
+          "| written to the storage disk during the writes | 1024 MiB | 1024 MiB |" in out,
+          f"exit {rc}, tools {T}")
+
+
+def test_peakmem_one_tool_only_and_quick_shape():
+    # Repetition 2 has blksnap only (the section failed in it): it does
+    # not count; one pair left, no interval, and the row says so; the
+    # quick run's 256 MiB is named as such.
+    P = {"blksnap": [(10, 2, 12), (50, 2, 52)], "dm": [(5, 1, 6), None]}
+    rc, doc, out = run_report(peakmem_section(P, region=256))
+    s = doc.get("summary", {})
+    pp = s.get("peak_kernel_memory_vs_dm_pairs") or {}
+    check("peakmem: a repetition without both tools is no figure; one pair, no interval",
+          rc == 0 and doc.get("figures", {}).get("peakmem", {}).get("reps") == [1] and
+          near(s.get("peak_kernel_memory_mib", {}).get("blksnap"), 10) and
+          near(s.get("peak_kernel_memory_vs_dm"), 2.0) and pp.get("ci95") is None and
+          "| peak kernel memory, 4 KiB random writes over 256 MiB, 8 MiB chunks | "
+          "**10.0 MiB** | **5.0 MiB** | 2.00 | 2.000 (1 pair) |" in out,
+          f"exit {rc}, summary {s.get('peak_kernel_memory_mib')}, pairs {pp}")
+    # A section that ran and measured no pair fails the report.
+    rc, doc, out = run_report(peakmem_section({"blksnap": [(10, 2, 12)]}))
+    check("peakmem: a section without a figure of both tools fails the report",
+          rc == 1 and any("peakmem" in e for e in doc.get("errors", [])) and
+          doc.get("summary", {}).get("peak_kernel_memory_vs_dm_pairs") is None,
+          f"exit {rc}, errors {doc.get('errors')}")
+
+
 for t in (test_ratio_is_bytes_over_summed_time, test_ratio_per_row_and_median_of_reps,
           test_ratio_per_reader_cpu, test_unsteered_ratio_per_reader_cpu,
           test_cut_short_repetition_is_no_figure, test_read_section_without_figures_fails,
           test_guest_error_and_missing_done_fail, test_summary_keys_without_other_sections,
-          test_pass_pair_interval):
+          test_pass_pair_interval, test_peakmem_peaks_ratios_and_interval,
+          test_peakmem_one_tool_only_and_quick_shape):
     try:
         t()
     except Exception as e:      # a crash of the report or the test is a failure
