@@ -90,6 +90,23 @@ void report(const char *object, const char *fmt, ...)
 	va_end(ap);
 }
 
+int write_all_fd(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 int fail(const char *object, int err)
 {
 	report(object, "%s", strerror(err < 0 ? -err : err));

@@ -41,6 +41,9 @@ void write_line(int fd, const char *prefix, const char *fmt, va_list ap)
 void report(const char *object, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* All of @buf to @fd, again after EINTR and short writes: 0 or -errno. */
+int write_all_fd(int fd, const void *buf, size_t len);
+
 /* report(object, strerror(-err)) and return EXIT_RUNTIME. */
 int fail(const char *object, int err);
 

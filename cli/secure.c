@@ -11,31 +11,19 @@
 #include <sys/stat.h>
 
 #include "secure.h"
+#include "common.h"
 #include "storage.h"
-
-static int say(char *why, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int say(char *why, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, WHY_LEN, fmt, ap);
-	va_end(ap);
-	return ret;
-}
 
 /* Owned by root or us, and only the owner may write (sticky dirs aside). */
 static int check_dir(const char *path, const struct stat *st,
 		     const char *what, char *why)
 {
 	if (st->st_uid != 0 && st->st_uid != geteuid())
-		return say(why, -EPERM, "%s: %s owned by uid %u: use one "
+		return say_why(why, -EPERM, "%s: %s owned by uid %u: use one "
 			   "owned by root, that no other user can write to",
 			   path, what, (unsigned int)st->st_uid);
 	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX))
-		return say(why, -EPERM, "%s: %s writable by other users (mode "
+		return say_why(why, -EPERM, "%s: %s writable by other users (mode "
 			   "%04o): use one only root can write to, or "
 			   "'chmod go-w' it", path, what,
 			   (unsigned int)(st->st_mode & 07777));
@@ -51,17 +39,17 @@ int secure_open_dir(const char *dir, bool strict, const char *what,
 	int fd, sub;
 
 	if (dir[0] != '/' || strlen(dir) >= sizeof(path))
-		return say(why, -EINVAL, "%s: not an absolute path", dir);
+		return say_why(why, -EINVAL, "%s: not an absolute path", dir);
 	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return say(why, -errno, "/: %s", strerror(errno));
+		return say_why(why, -errno, "/: %s", strerror(errno));
 	strcpy(path, dir);
 	p = path;
 	for (;;) {
 		if (fstat(fd, &st) < 0) {
 			sub = -errno;
 			close(fd);
-			return say(why, sub, "%s: %s", first ? "/" : path,
+			return say_why(why, sub, "%s: %s", first ? "/" : path,
 				   strerror(-sub));
 		}
 		if (strict && (sub = check_dir(first ? "/" : path, &st,
@@ -81,7 +69,7 @@ int secure_open_dir(const char *dir, bool strict, const char *what,
 		cut = next;
 		if (!strcmp(p, ".") || !strcmp(p, "..")) {
 			close(fd);
-			return say(why, -EINVAL, "%s: '.' or '..' in the path",
+			return say_why(why, -EINVAL, "%s: '.' or '..' in the path",
 				   dir);
 		}
 		sub = openat(fd, p, O_PATH | O_DIRECTORY | O_NOFOLLOW |
@@ -92,12 +80,12 @@ int secure_open_dir(const char *dir, bool strict, const char *what,
 			if ((err == ENOTDIR || err == ELOOP) &&
 			    fstatat(fd, p, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 			    S_ISLNK(st.st_mode))
-				say(why, -ELOOP, next ? "%s: a symbolic link "
+				say_why(why, -ELOOP, next ? "%s: a symbolic link "
 				    "on the way to the %s: give its real path" :
 				    "%s: %s is a symbolic link: give its real "
 				    "path", path, what);
 			else
-				say(why, -err, "%s: %s", path, strerror(err));
+				say_why(why, -err, "%s: %s", path, strerror(err));
 			close(fd);
 			return -err;
 		}
@@ -125,11 +113,11 @@ static int resolve_step(char *res, const char *c, char *rest, int *links,
 	ssize_t n;
 
 	if (rl + 1 + strlen(c) >= PATH_MAX)
-		return say(why, -ENAMETOOLONG, "%s/%s: path too long", res, c);
+		return say_why(why, -ENAMETOOLONG, "%s/%s: path too long", res, c);
 	snprintf(dir, sizeof(dir), "%s", rl ? res : "/");
 	snprintf(res + rl, PATH_MAX - rl, "/%s", c);
 	if (lstat(res, &st) < 0)
-		return say(why, -errno, "%s: %s", res, strerror(errno));
+		return say_why(why, -errno, "%s: %s", res, strerror(errno));
 	if (!S_ISLNK(st.st_mode))
 		return 0;
 	/*
@@ -139,21 +127,21 @@ static int resolve_step(char *res, const char *c, char *rest, int *links,
 	 * directory the checks below are made on.
 	 */
 	if (st.st_uid != 0 && st.st_uid != geteuid())
-		return say(why, -ELOOP, "%s: a symbolic link owned by uid %u: "
+		return say_why(why, -ELOOP, "%s: a symbolic link owned by uid %u: "
 			   "blksnap-storage follows only root's; give the "
 			   "real path", res, (unsigned int)st.st_uid);
 	if (lstat(dir, &dst) < 0)
-		return say(why, -errno, "%s: %s", dir, strerror(errno));
+		return say_why(why, -errno, "%s: %s", dir, strerror(errno));
 	if (check_dir(dir, &dst, "directory holding a symbolic link", why))
 		return -ELOOP;
 	if (++*links > MAX_LINKS)
-		return say(why, -ELOOP, "%s: too many symbolic links", res);
+		return say_why(why, -ELOOP, "%s: too many symbolic links", res);
 	n = readlink(res, link, sizeof(link) - 1);
 	if (n < 0)
-		return say(why, -errno, "%s: %s", res, strerror(errno));
+		return say_why(why, -errno, "%s: %s", res, strerror(errno));
 	link[n] = '\0';
 	if (snprintf(tmp, sizeof(tmp), "%s/%s", link, rest) >= (int)sizeof(tmp))
-		return say(why, -ENAMETOOLONG, "%s: path too long", res);
+		return say_why(why, -ENAMETOOLONG, "%s: path too long", res);
 	strcpy(rest, tmp);
 	/* An absolute target starts again from /, a relative one here. */
 	if (link[0] == '/')
@@ -169,18 +157,18 @@ int secure_resolve(const char *path, char *out, size_t len, char *why)
 	int links = 0, ret;
 
 	if (!*path)
-		return say(why, -ENOENT, "empty path");
+		return say_why(why, -ENOENT, "empty path");
 	if (path[0] == '/') {
 		if (strlen(path) >= sizeof(rest))
-			return say(why, -ENAMETOOLONG, "path too long");
+			return say_why(why, -ENAMETOOLONG, "path too long");
 		strcpy(rest, path);
 	} else {
 		if (!getcwd(res, sizeof(res)))
-			return say(why, -errno, "current directory: %s",
+			return say_why(why, -errno, "current directory: %s",
 				   strerror(errno));
 		if (snprintf(rest, sizeof(rest), "%s/%s", res, path) >=
 		    (int)sizeof(rest))
-			return say(why, -ENAMETOOLONG, "path too long");
+			return say_why(why, -ENAMETOOLONG, "path too long");
 		res[0] = '\0';
 	}
 	while (rest[0]) {
@@ -208,7 +196,7 @@ int secure_resolve(const char *path, char *out, size_t len, char *why)
 			char comp[NAME_MAX + 1];
 
 			if (strlen(c) > NAME_MAX)
-				return say(why, -ENAMETOOLONG, "%s: name too "
+				return say_why(why, -ENAMETOOLONG, "%s: name too "
 					   "long", c);
 			strcpy(comp, c);
 			memmove(rest, next, strlen(next) + 1);
@@ -218,28 +206,28 @@ int secure_resolve(const char *path, char *out, size_t len, char *why)
 		}
 	}
 	if (snprintf(out, len, "%s", res[0] ? res : "/") >= (int)len)
-		return say(why, -ENAMETOOLONG, "path too long");
+		return say_why(why, -ENAMETOOLONG, "path too long");
 	return 0;
 }
 
 int secure_check_file(const struct stat *st, char *why)
 {
 	if (S_ISLNK(st->st_mode))
-		return say(why, -ELOOP, "is a symbolic link: give the real path");
+		return say_why(why, -ELOOP, "is a symbolic link: give the real path");
 	if (!S_ISREG(st->st_mode))
-		return say(why, -EINVAL, "not a regular file");
+		return say_why(why, -EINVAL, "not a regular file");
 	if (st->st_uid != geteuid())
-		return say(why, -EPERM, "owned by uid %u, not by uid %u: "
+		return say_why(why, -EPERM, "owned by uid %u, not by uid %u: "
 			   "blksnap-storage only uses files it owns; delete it "
 			   "and let blksnap-storage create it",
 			   (unsigned int)st->st_uid, (unsigned int)geteuid());
 	if (st->st_mode & (S_IRWXG | S_IRWXO))
-		return say(why, -EPERM, "mode %04o gives group or others "
+		return say_why(why, -EPERM, "mode %04o gives group or others "
 			   "access to what the snapshot writes there: delete "
 			   "it and let blksnap-storage create it (mode 0600)",
 			   (unsigned int)(st->st_mode & 07777));
 	if (st->st_nlink != 1)
-		return say(why, -EMLINK, "has %lu links: another name could "
+		return say_why(why, -EMLINK, "has %lu links: another name could "
 			   "reach its blocks; remove the other links",
 			   (unsigned long)st->st_nlink);
 	return 0;

@@ -761,23 +761,6 @@ static void takemap_file(const char *dir, dev_t dev, char *buf, size_t len)
 		 minor(dev));
 }
 
-static int write_all_fd(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* "1.5 MiB", "12 KiB": a size said to a person. */
 static void size_text(uint64_t bytes, char *buf, size_t len)
 {

@@ -26,10 +26,7 @@
 #include "storage.h"
 #include "take_filter.h"
 
-static int say(char *why, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int say(char *why, int ret, const char *fmt, ...)
+int say_why(char *why, int ret, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -41,7 +38,7 @@ static int say(char *why, int ret, const char *fmt, ...)
 
 static int say_errno(char *why, int ret)
 {
-	return say(why, ret, "%s", strerror(-ret));
+	return say_why(why, ret, "%s", strerror(-ret));
 }
 
 /* The filesystem of the storage's directory must be one FIEMAP tells truth on. */
@@ -52,10 +49,10 @@ static int check_directory_fs(int dirfd, const char **fs_name, char *why)
 
 	ret = sf_check_fs(dirfd, fs_name, &magic);
 	if (ret == -EOPNOTSUPP && *fs_name && strcmp(*fs_name, "unknown"))
-		return say(why, ret, "%s cannot hold difference storage "
+		return say_why(why, ret, "%s cannot hold difference storage "
 			   "(extents are not physical sectors)", *fs_name);
 	if (ret == -EOPNOTSUPP)
-		return say(why, ret, "filesystem type 0x%lx cannot hold "
+		return say_why(why, ret, "filesystem type 0x%lx cannot hold "
 			   "difference storage (only ext2/3/4 and xfs can)",
 			   magic);
 	return ret ? say_errno(why, ret) : 0;
@@ -88,7 +85,7 @@ static int absolute_path(const char *path, char *abs, size_t len, char *why)
 		return say_errno(why, -ENAMETOOLONG);
 	/* A newline would break the one-path-per-line state file. */
 	if (strchr(abs, '\n'))
-		return say(why, -EINVAL, "a newline in the path: the state "
+		return say_why(why, -EINVAL, "a newline in the path: the state "
 			   "records could not hold it; rename it");
 	return 0;
 }
@@ -161,33 +158,33 @@ static int explain_sf_error(const struct sf_file *f, int ret, char *why)
 
 	switch (ret) {
 	case -EBUSY:
-		return say(why, ret, "in use by another blksnap-storage "
+		return say_why(why, ret, "in use by another blksnap-storage "
 			   "process (an add or watch of it still running?): "
 			   "wait for it to finish");
 	case -ENODEV:
-		return say(why, ret, "its device is not a block device known "
+		return say_why(why, ret, "its device is not a block device known "
 			   "to /sys/dev/block");
 	case -ENOSPC:
-		return say(why, ret, "no space left on the filesystem");
+		return say_why(why, ret, "no space left on the filesystem");
 	case -EFBIG:
-		return say(why, ret, "the growth would pass the largest file "
+		return say_why(why, ret, "the growth would pass the largest file "
 			   "size its file system allows");
 	case -EAGAIN:
-		return say(why, ret, "the file's location on disk is not "
+		return say_why(why, ret, "the file's location on disk is not "
 			   "decided yet (%s extent); try again",
 			   sf_extent_flag_name(flag));
 	case -EXDEV:
-		return say(why, ret, "is an XFS realtime file: its blocks are "
+		return say_why(why, ret, "is an XFS realtime file: its blocks are "
 			   "on the realtime device, not on the device its "
 			   "sector numbers would be given for. Put it in a "
 			   "directory without the rtinherit flag "
 			   "(xfs_io -c 'chattr -t' DIR)");
 	case -EOPNOTSUPP:
 		if (flag)
-			return say(why, ret, "has a %s extent: its data is not "
+			return say_why(why, ret, "has a %s extent: its data is not "
 				   "plain sectors of the device",
 				   sf_extent_flag_name(flag));
-		return say(why, ret, "FIEMAP not supported here");
+		return say_why(why, ret, "FIEMAP not supported here");
 	}
 	return say_errno(why, ret);
 }
@@ -232,7 +229,7 @@ static int set_mark(const struct storage *s, const struct sf_file *f,
 	bsc_uuid_format(&s->id, uuid);
 	n = snprintf(value, sizeof(value), "boot=%s snapshot=%s", boot, uuid);
 	if (fsetxattr(sf_fd(f), STORAGE_MARK, value, (size_t)n, XATTR_CREATE))
-		return say(why, -errno, "cannot mark the new storage file as "
+		return say_why(why, -errno, "cannot mark the new storage file as "
 			   "blksnap-storage's (%s): %s", STORAGE_MARK,
 			   strerror(errno));
 	return 0;
@@ -305,7 +302,7 @@ static int remove_leftover(struct storage *s, struct sf_file *f,
 	int ret = unlink_if_same(s->dirfd, s->base, f);
 
 	if (ret)
-		return say(why, ret, "blksnap storage that no snapshot holds "
+		return say_why(why, ret, "blksnap storage that no snapshot holds "
 			   "any more (of snapshot %s), and it cannot be "
 			   "removed: %s", m->snapshot, strerror(-ret));
 	this_boot(boot);
@@ -343,7 +340,7 @@ int fault_point(const char *step, char *why)
 	fired = true;
 	action = spec + n + 1;
 	if (!strcmp(action, "fail"))
-		return say(why, -EIO, "failed at step '%s' "
+		return say_why(why, -EIO, "failed at step '%s' "
 			   "(BLKSNAP_STORAGE_FAULT)", step);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		if (!strcmp(action, sigs[i].name))
@@ -374,27 +371,27 @@ static int examine_existing(struct storage *s, struct sf_file *f,
 
 	held = held_by_kernel(f);
 	if (held == -EPERM)
-		return say(why, -EEXIST, "is immutable or append-only, so "
+		return say_why(why, -EEXIST, "is immutable or append-only, so "
 			   "whether a snapshot holds it cannot be told: choose "
 			   "another path (a "
 			   "file an older blksnap-storage left pinned is freed "
 			   "with 'chattr -i' once no snapshot exists)");
 	marked = held < 0 ? held : get_mark(sf_fd(f), &m);
 	if (marked < 0)
-		return say(why, marked, "cannot tell whether a snapshot holds "
+		return say_why(why, marked, "cannot tell whether a snapshot holds "
 			   "it: %s", strerror(-marked));
 	ret = state_owner(st->st_dev, st->st_ino, &s->id, &owner, &rec);
 	if (ret && ret != -ENOENT)
-		return say(why, ret, "%s", state_strerror(ret));
+		return say_why(why, ret, "%s", state_strerror(ret));
 	if (!ret) {
 		bsc_uuid_format(&owner, text);
 		if (memcmp(&owner, &s->id, sizeof(owner))) {
 			if (snapshot_gone(s->ctl, &owner))
-				return say(why, -EBUSY, "still recorded as "
+				return say_why(why, -EBUSY, "still recorded as "
 					   "storage of snapshot %s, which no "
 					   "longer exists: 'blksnap-storage "
 					   "destroy %s' releases it", text, text);
-			return say(why, -EBUSY, "already storage of snapshot "
+			return say_why(why, -EBUSY, "already storage of snapshot "
 				   "%s: choose another path", text);
 		}
 		/*
@@ -402,10 +399,10 @@ static int examine_existing(struct storage *s, struct sf_file *f,
 		 * that did so between our look at the record and now.
 		 */
 		if (snapshot_gone(s->ctl, &s->id))
-			return say(why, -ESRCH, "left as it is: snapshot %s was "
+			return say_why(why, -ESRCH, "left as it is: snapshot %s was "
 				   "destroyed while this command started", text);
 		if (!held)
-			return say(why, -ESTALE, "recorded as storage of "
+			return say_why(why, -ESTALE, "recorded as storage of "
 				   "snapshot %s, but the kernel does not hold "
 				   "it (given by an older blksnap-storage?): "
 				   "add storage at another path", text);
@@ -420,7 +417,7 @@ static int examine_existing(struct storage *s, struct sf_file *f,
 	if (held && marked && !strcmp(m.snapshot, text)) {
 		ret = state_record(&s->id, s->path, st->st_dev, st->st_ino);
 		if (ret)
-			return say(why, ret, "storage of this snapshot that the "
+			return say_why(why, ret, "storage of this snapshot that the "
 				   "kernel holds, and it cannot be recorded in "
 				   "%s: %s", state_dir(), state_strerror(ret));
 		report(s->path, "recorded again: storage of this snapshot "
@@ -432,31 +429,31 @@ static int examine_existing(struct storage *s, struct sf_file *f,
 		return 1;
 	}
 	if (held && marked)
-		return say(why, -EBUSY, "held by the kernel as storage of "
+		return say_why(why, -EBUSY, "held by the kernel as storage of "
 			   "snapshot %s, not recorded in %s (given through "
 			   "another state directory or mount namespace): "
 			   "choose another path", m.snapshot, state_dir());
 	if (held)
-		return say(why, -EBUSY, "in use by the kernel (a swap file, or "
+		return say_why(why, -EBUSY, "in use by the kernel (a swap file, or "
 			   "storage of a live snapshot not recorded in %s, "
 			   "given through another state directory or mount "
 			   "namespace): choose another path", state_dir());
 	/* Not for a snapshot that is gone: the add fails anyway. */
 	if (marked && snapshot_gone(s->ctl, &s->id))
-		return say(why, -ESRCH, "left as it is: snapshot %s was "
+		return say_why(why, -ESRCH, "left as it is: snapshot %s was "
 			   "destroyed while this command started", text);
 	if (marked) {
 		struct blk_snap_uuid was;
 
 		if (bsc_uuid_parse(m.snapshot, &was))
-			return say(why, -EEXIST, "has a blksnap-storage mark "
+			return say_why(why, -EEXIST, "has a blksnap-storage mark "
 				   "that cannot be read: choose another path");
 		/*
 		 * Its snapshot lives but does not hold it: a copy (restored
 		 * with its attributes?), not a leftover of ours.
 		 */
 		if (!snapshot_gone(s->ctl, &was))
-			return say(why, -EEXIST, "a copy of storage of snapshot "
+			return say_why(why, -EEXIST, "a copy of storage of snapshot "
 				   "%s, which exists but does not hold this "
 				   "file: choose another path", m.snapshot);
 		return remove_leftover(s, f, &m, why);
@@ -467,7 +464,7 @@ static int examine_existing(struct storage *s, struct sf_file *f,
 		s->empty_ino = st->st_ino;
 		return 0;
 	}
-	return say(why, -EEXIST, "exists and is not storage of this snapshot "
+	return say_why(why, -EEXIST, "exists and is not storage of this snapshot "
 		   "(it holds data blksnap-storage did not write): choose "
 		   "another path");
 }
@@ -523,7 +520,7 @@ int storage_open(struct storage *s, int ctl, const struct blk_snap_uuid *id,
 
 		ret = state_files(&s->id, &files, &count);
 		if (ret)
-			say(why, ret, "%s", state_strerror(ret));
+			say_why(why, ret, "%s", state_strerror(ret));
 		else
 			state_free_files(files, count);
 	}
@@ -566,11 +563,11 @@ static int check_stacking(const struct storage *s, char *why)
 		ret = bsc_tracker_collect(s->ctl, &cbt, &count);
 	}
 	if (ret)
-		return say(why, ret, "cannot list the snapshot's devices: %s",
+		return say_why(why, ret, "cannot list the snapshot's devices: %s",
 			   strerror(-ret));
 	origs = calloc(count ? count : 1, sizeof(*origs));
 	if (!origs) {
-		ret = say(why, -ENOMEM, "%s", strerror(ENOMEM));
+		ret = say_why(why, -ENOMEM, "%s", strerror(ENOMEM));
 		goto out;
 	}
 	for (unsigned int i = 0; i < count; i++)
@@ -600,7 +597,7 @@ static int usable_part(struct storage *s, const struct sf_file *seg,
 			   usable, &g->withheld_sectors, &unaligned, &stage);
 	g->unaligned_sectors += unaligned;
 	if (ret)
-		return say(why, ret, "cannot tell which new sectors were free "
+		return say_why(why, ret, "cannot tell which new sectors were free "
 			   "when the snapshot was taken (%s: %s)", stage,
 			   strerror(-ret));
 	return 0;
@@ -609,7 +606,7 @@ static int usable_part(struct storage *s, const struct sf_file *seg,
 static int no_aligned_block(const struct sf_file *seg, const struct growth *g,
 			    char *why)
 {
-	return say(why, -ENOSPC, "the growth holds no aligned %u KiB block "
+	return say_why(why, -ENOSPC, "the growth holds no aligned %u KiB block "
 		   "the kernel can use (%" PRIu64 " sectors lost to "
 		   "alignment): add more, at least %u KiB",
 		   sf_align(seg) / 1024, g->unaligned_sectors,
@@ -632,7 +629,7 @@ static int give(struct storage *s, const struct sf_file *seg,
 		return ret;
 	fd = sf_reopen_readonly(seg);
 	if (fd < 0)
-		return say(why, fd, "cannot open the new storage file "
+		return say_why(why, fd, "cannot open the new storage file "
 			   "read-only for the kernel: %s", strerror(-fd));
 	ret = bsc_append_file(s->ctl, &s->id, fd, ranges->r, ranges->count);
 	close(fd);
@@ -642,18 +639,18 @@ static int give(struct storage *s, const struct sf_file *seg,
 		fault_point("given", why);
 		return 0;
 	case -ENOTTY:
-		return say(why, ret, "the loaded blksnap module cannot hold "
+		return say_why(why, ret, "the loaded blksnap module cannot hold "
 			   "storage files (it has no APPEND_FILE: older than "
 			   "this blksnap-storage); load the module of the same "
 			   "release");
 	case -ESRCH:
-		return say(why, ret, "the snapshot no longer exists");
+		return say_why(why, ret, "the snapshot no longer exists");
 	case -E2BIG:
-		return say(why, ret, "the growth came in %zu pieces, more "
+		return say_why(why, ret, "the growth came in %zu pieces, more "
 			   "than the kernel takes for one file (%u): grow by "
 			   "less", ranges->count, BSC_MAX_RANGES_PER_CALL);
 	}
-	return say(why, ret, "the snapshot refused the storage: %s",
+	return say_why(why, ret, "the snapshot refused the storage: %s",
 		   strerror(-ret));
 }
 
@@ -734,7 +731,7 @@ static int name_first(struct storage *s, struct sf_file **seg,
 		state_drop_if_unused(&s->id);
 		s->recorded = false;
 		bsc_uuid_format(&s->id, uuid);
-		return say(why, -ESRCH, "snapshot %s was destroyed while this "
+		return say_why(why, -ESRCH, "snapshot %s was destroyed while this "
 			   "command gave it storage: the file is left, no "
 			   "snapshot's (the next add at the path removes it)",
 			   uuid);
@@ -770,7 +767,7 @@ static int grow(struct storage *s, uint64_t bytes, struct growth *g,
 		goto out;
 	/* fallocate() past it would end this process with SIGXFSZ. */
 	if (bytes > sf_file_size_limit()) {
-		ret = say(why, -EFBIG, "a growth of %" PRIu64 " bytes would "
+		ret = say_why(why, -EFBIG, "a growth of %" PRIu64 " bytes would "
 			  "pass this process's file size limit (ulimit -f: %"
 			  PRIu64 " bytes): nothing was changed; raise the "
 			  "limit or grow by less", bytes, sf_file_size_limit());
@@ -781,7 +778,7 @@ static int grow(struct storage *s, uint64_t bytes, struct growth *g,
 	if (ret) {
 		seg = NULL;
 		if (ret == -EOPNOTSUPP)
-			say(why, ret, "its file system cannot make unnamed "
+			say_why(why, ret, "its file system cannot make unnamed "
 			    "files (O_TMPFILE)");
 		else
 			explain_sf_error(NULL, ret, why);
@@ -847,7 +844,7 @@ out:
 
 		bsc_uuid_format(&s->id, uuid);
 		snprintf(first, sizeof(first), "%s", why);
-		say(why, ret, "snapshot %s was destroyed while this command "
+		say_why(why, ret, "snapshot %s was destroyed while this command "
 		    "grew its storage: nothing was given to it (%s)", uuid,
 		    first);
 	}
@@ -936,7 +933,7 @@ int storage_release(struct storage *s, char *why)
 		return 0;
 	ret = state_unrecord(&s->id, s->path);
 	if (ret)
-		return say(why, ret, "cannot update %s: %s", state_dir(),
+		return say_why(why, ret, "cannot update %s: %s", state_dir(),
 			   state_strerror(ret));
 	s->recorded = false;
 	return 0;
@@ -988,7 +985,7 @@ static int same_as_recorded(int dirfd, const char *base,
 	int fd = openat(dirfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 
 	if (fd < 0 && errno == ENOENT)
-		return say(why, -ENOENT, "no such file: moved or deleted "
+		return say_why(why, -ENOENT, "no such file: moved or deleted "
 			   "since add");
 	if (fd < 0)
 		return say_errno(why, -errno);
@@ -998,10 +995,10 @@ static int same_as_recorded(int dirfd, const char *base,
 	}
 	close(fd);
 	if (!S_ISREG(st.st_mode))
-		return say(why, -ESTALE, "is now %s, not the file recorded at "
+		return say_why(why, -ESTALE, "is now %s, not the file recorded at "
 			   "add: left as it is", file_kind(st.st_mode));
 	if (st.st_dev != rec->dev || st.st_ino != rec->ino)
-		return say(why, -ESTALE, "is now another file (device %u:%u "
+		return say_why(why, -ESTALE, "is now another file (device %u:%u "
 			   "inode %llu), not the one recorded at add: left as "
 			   "it is", major(st.st_dev), minor(st.st_dev),
 			   (unsigned long long)st.st_ino);
@@ -1019,7 +1016,7 @@ int storage_release_path(const struct state_file *rec, bool *immutable,
 
 	*immutable = false;
 	if (ret)
-		return say(why, ret, "not an absolute path");
+		return say_why(why, ret, "not an absolute path");
 	/* No symbolic link anywhere: the names may have been swapped. */
 	dirfd = secure_open_dir(dir, false, "directory", why);
 	if (dirfd < 0)
@@ -1036,7 +1033,7 @@ int storage_release_path(const struct state_file *rec, bool *immutable,
 	    st.st_dev != rec->dev || st.st_ino != rec->ino) {
 		if (fd >= 0)
 			close(fd);
-		return say(why, -EAGAIN, "changed while it was looked at: "
+		return say_why(why, -EAGAIN, "changed while it was looked at: "
 			   "left as it is");
 	}
 	/*
@@ -1046,7 +1043,7 @@ int storage_release_path(const struct state_file *rec, bool *immutable,
 	ret = held_by_fd(fd);
 	if (ret == 1) {
 		close(fd);
-		return say(why, -EBUSY, "is storage the kernel holds for "
+		return say_why(why, -EBUSY, "is storage the kernel holds for "
 			   "another snapshot (the recorded inode number was "
 			   "reused): left as it is");
 	}

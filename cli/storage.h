@@ -59,6 +59,10 @@ struct growth {
 /* Room for two paths and the sentence around them. */
 #define WHY_LEN (2 * PATH_MAX + 512)
 
+/* Format the reason into @why (WHY_LEN bytes); return @ret. */
+int say_why(char *why, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /*
  * Refuse @path unless it is safe storage for root (see secure.h): its
  * directory and every one above it writable by root only (sticky ones

@@ -48,23 +48,6 @@ struct image_part {
 	uint64_t start, sectors;	/* sectors 0: all of it */
 };
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int read_all(int fd, void *buf, size_t len)
 {
 	char *p = buf;
@@ -229,8 +212,8 @@ static void child_main(int out, pid_t parent, dev_t image,
 	st.err = child_in_use(image, part, fs_name, dir, &in_use, &stage);
 	st.stage = stage;
 	st.count = st.err ? 0 : in_use.count;
-	if (write_all(out, &st, sizeof(st)) == 0 && st.count)
-		write_all(out, in_use.r, in_use.count * sizeof(*in_use.r));
+	if (write_all_fd(out, &st, sizeof(st)) == 0 && st.count)
+		write_all_fd(out, in_use.r, in_use.count * sizeof(*in_use.r));
 	_exit(0);
 }
 
@@ -427,19 +410,6 @@ int free_at_take(const struct blk_snap_uuid *id, dev_t dev,
 	return ret;
 }
 
-static int say(char *why, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int say(char *why, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, WHY_LEN, fmt, ap);
-	va_end(ap);
-	return ret;
-}
-
 int take_view_find(int ctl, const struct blk_snap_uuid *id, dev_t dev,
 		   struct take_view *v, char *why)
 {
@@ -455,9 +425,9 @@ int take_view_find(int ctl, const struct blk_snap_uuid *id, dev_t dev,
 	if (ret == -ENODEV)
 		return 0;
 	if (ret == -ESRCH)
-		return say(why, ret, "the snapshot no longer exists");
+		return say_why(why, ret, "the snapshot no longer exists");
 	if (ret)
-		return say(why, ret, "cannot list the snapshot's images: %s",
+		return say_why(why, ret, "cannot list the snapshot's images: %s",
 			   strerror(-ret));
 	/* Before the take the images are listed without a device number. */
 	for (unsigned int i = 0; i < count; i++)
@@ -471,7 +441,7 @@ int take_view_find(int ctl, const struct blk_snap_uuid *id, dev_t dev,
 	if (ret == -ENOENT)
 		ret = 0;
 	else if (ret)
-		ret = say(why, ret, "cannot read where partition %s lies on "
+		ret = say_why(why, ret, "cannot read where partition %s lies on "
 			  "its disk: %s", name, strerror(-ret));
 	for (unsigned int i = 0; !ret && i < count; i++)
 		if (bsc_dev_t(info[i].orig_dev_id) == dev)
@@ -492,7 +462,7 @@ int take_view_find(int ctl, const struct blk_snap_uuid *id, dev_t dev,
 		 * snapshot's disk a storage sector is cannot be told here.
 		 */
 		if (stacked_on_origs(dev, origs, count))
-			ret = say(why, -EXDEV, "it is on %s, stacked on a disk "
+			ret = say_why(why, -EXDEV, "it is on %s, stacked on a disk "
 				  "of the snapshot, which is already taken: "
 				  "which of its blocks were free at take time "
 				  "cannot be checked. Add the storage before "
@@ -500,7 +470,7 @@ int take_view_find(int ctl, const struct blk_snap_uuid *id, dev_t dev,
 				  "the snapshot", name);
 		free(origs);
 	} else if (!ret && !v->image) {
-		ret = say(why, -ENOMEM, "%s", strerror(ENOMEM));
+		ret = say_why(why, -ENOMEM, "%s", strerror(ENOMEM));
 	}
 	free(info);
 	return ret;
@@ -517,20 +487,20 @@ static int recorded_fs(const struct state_file *rec, const char **fs_name,
 	int fd, ret = secure_split(rec->path, dir, sizeof(dir), &base);
 
 	if (ret)
-		return say(why, ret, "%s: not an absolute path", rec->path);
+		return say_why(why, ret, "%s: not an absolute path", rec->path);
 	/* No symbolic link anywhere: the path is as 'add' resolved it. */
 	fd = secure_open_dir(dir, false, "directory", why);
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &st) < 0)
-		ret = say(why, -errno, "%s: %s", dir, strerror(errno));
+		ret = say_why(why, -errno, "%s: %s", dir, strerror(errno));
 	else if (st.st_dev != rec->dev)
-		ret = say(why, -ESTALE, "%s: now on another file system than "
+		ret = say_why(why, -ESTALE, "%s: now on another file system than "
 			  "at 'add'", dir);
 	else
 		ret = sf_check_fs(fd, fs_name, &magic);
 	if (ret == -EOPNOTSUPP)
-		say(why, ret, "%s: not on a file system that can hold "
+		say_why(why, ret, "%s: not on a file system that can hold "
 		    "storage", dir);
 	close(fd);
 	return ret;
@@ -556,16 +526,16 @@ static int save_one(int ctl, const struct blk_snap_uuid *id,
 	if (!ret) {
 		ret = compute_map(&v, fs_name, &in_use, &stage);
 		if (ret)
-			say(why, ret, "reading the image (%s): %s", stage,
+			say_why(why, ret, "reading the image (%s): %s", stage,
 			    strerror(-ret));
 	}
 	if (!ret) {
 		ret = save_map(id, rec->dev, &v, &in_use);
 		*big = ret == -EFBIG || ret == -ENOSPC;
 		if (*big)
-			say(why, ret, "%s", state_strerror(ret));
+			say_why(why, ret, "%s", state_strerror(ret));
 		else if (ret)
-			say(why, ret, "saving it in %s: %s", state_dir(),
+			say_why(why, ret, "saving it in %s: %s", state_dir(),
 			    state_strerror(ret));
 	}
 	sf_ranges_free(&in_use);
