@@ -116,15 +116,16 @@ int fail(const char *object, int err)
 int create_failed(const char *object, int err)
 {
 	if (err == -EBUSY)
-		report(object, "a device is already in another snapshot");
+		report(object, "a device is already in another snapshot, or "
+		       "being removed from tracking");
 	else if (err == -ENODEV || err == -ENXIO)
 		report(object, "no such device");
 	else if (err == -ETIMEDOUT)
 		/* Only the first create that tracks a device waits so. */
-		report(object, "cannot create the snapshot: writes sent to a "
-		       "device before it was first tracked did not end within "
-		       "30 s (see 'dmesg'); try again when the device has let "
-		       "them go");
+		report(object, "cannot create the snapshot: the I/O in flight "
+		       "on a device being tracked for the first time did not "
+		       "end within 30 s (see 'dmesg'); try again when it is "
+		       "less busy");
 	else if (err == -EOPNOTSUPP && access("/sys/module/bdev_filter", F_OK) == 0)
 		/* The standalone bdev_filter.ko says this; its log says why. */
 		report(object, "the kernel cannot intercept the device's writes: "

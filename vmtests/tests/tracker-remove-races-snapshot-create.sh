@@ -4,7 +4,7 @@
 # its image at take time. Failed on d7861d9: tracker_remove() checked
 # in_snapshot, then detached, while snapshot creation claimed the tracker
 # in between: nothing was copied and the image followed the origin.
-# timeout: 300
+# timeout: 600
 # kernels: both (the filter hook: attach and detach)
 . /tests/common.sh
 

@@ -1020,19 +1020,22 @@ void tracker_done(void)
  * Writes in flight on a device before its filter was attached passed no
  * filter: they have no record, a take cannot wait for them, and one that
  * lands after the device's first take changes its image. So, once per
- * tracker, before its first snapshot, the create waits for them: a queue
- * freeze ends a blk-mq device's requests and the calls into a bio-based
- * device's ->submit_bio (as upstream's attach does); then, with the
- * device's new writes held in the filter, what a bio-based driver still
- * holds is waited for as far as the device's count of writes in flight
- * has it. Device-mapper targets that hold writes themselves (delay, thin,
- * crypt, cache) count a write only when they let it go, and md counts
- * none while iostats is off: those writes are not waited for
+ * tracker, before its first snapshot, the create waits for them. A blk-mq
+ * device's queue is frozen, which ends its requests (as upstream's attach
+ * does); the hold of its new writes in the filter starts while it is
+ * frozen, so that no request of the device is in progress then. Then,
+ * with the writes held, the device's count of writes in flight must fall
+ * to zero: what a bio-based driver holds is waited for as far as that
+ * count has it. Device-mapper targets that hold writes themselves (delay,
+ * thin, crypt, cache) count a write only when they let it go, and md
+ * counts none while iostats is off: those writes are not waited for
  * (blksnap.rst, "Copy-on-write").
  *
- * The hold starts while the queue is frozen: no call into the device's
- * ->submit_bio is in progress then, so none can hold the queue with a
- * write of its own (a split's remainder) waiting in the filter.
+ * A bio-based queue is not frozen: a call into its ->submit_bio may be
+ * copying on write to a tracked device below whose storage is on this
+ * very device, and such a store would wait for the freeze that waits for
+ * it. A write still inside the driver's ->submit_bio before the driver
+ * counts it is not waited for either.
  */
 #define TRACKER_DRAIN_WARN_SECONDS 5
 #define TRACKER_DRAIN_MAX_SECONDS 30
@@ -1064,26 +1067,29 @@ static long bdev_writes_in_flight(struct block_device *bdev)
 	return count;
 }
 
-/* Between two looks at the device: 0, -EINTR or -ETIMEDOUT. */
+/*
+ * Between two looks at the device: 0, -EINTR or -ETIMEDOUT. @what: what
+ * is waited for, as the log says it.
+ */
 static int tracker_drain_wait_more(struct tracker *tracker,
-				   struct block_device *bdev,
+				   struct block_device *bdev, const char *what,
 				   unsigned long start, bool *warned)
 {
 	if (fatal_signal_pending(current)) {
-		pr_err("Device [%u:%u]: killed while waiting for the writes in flight from before its tracking began; no snapshot created\n",
-		       MAJOR(tracker->dev_id), MINOR(tracker->dev_id));
+		pr_err("Device [%u:%u]: killed while waiting for %s; no snapshot created\n",
+		       MAJOR(tracker->dev_id), MINOR(tracker->dev_id), what);
 		return -EINTR;
 	}
 	if (time_after(jiffies, start + TRACKER_DRAIN_MAX_SECONDS * HZ)) {
-		pr_err("Device [%u:%u]: the writes in flight from before its tracking began did not end within %d s; no snapshot created, try again when the device has let them go\n",
-		       MAJOR(tracker->dev_id), MINOR(tracker->dev_id),
+		pr_err("Device [%u:%u]: %s did not end within %d s; no snapshot created, try again when the device is less busy or has let them go\n",
+		       MAJOR(tracker->dev_id), MINOR(tracker->dev_id), what,
 		       TRACKER_DRAIN_MAX_SECONDS);
 		return -ETIMEDOUT;
 	}
 	if (!*warned &&
 	    time_after(jiffies, start + TRACKER_DRAIN_WARN_SECONDS * HZ)) {
-		pr_warn("Device [%u:%u]: waiting for the I/O in flight from before its tracking began (%ld writes counted); its I/O waits meanwhile, for %d s at most\n",
-			MAJOR(tracker->dev_id), MINOR(tracker->dev_id),
+		pr_warn("Device [%u:%u]: waiting for %s (%ld writes counted in flight), for %d s at most; its writes wait meanwhile\n",
+			MAJOR(tracker->dev_id), MINOR(tracker->dev_id), what,
 			bdev_writes_in_flight(bdev), TRACKER_DRAIN_MAX_SECONDS);
 		*warned = true;
 	}
@@ -1098,6 +1104,10 @@ static int tracker_drain_wait_more(struct tracker *tracker,
 static int tracker_drain_untracked_writes(struct tracker *tracker,
 					  struct block_device *bdev)
 {
+	static const char *const freeze_what =
+		"the requests in flight on its disk";
+	static const char *const count_what =
+		"the writes in flight from before its tracking began";
 	struct request_queue *q = bdev_get_queue(bdev);
 	unsigned long start = jiffies;
 	bool warned = false;
@@ -1109,15 +1119,21 @@ static int tracker_drain_untracked_writes(struct tracker *tracker,
 	if (tracker->untracked_writes_drained)
 		goto out;
 
-	blk_freeze_queue_start(q);
-	while (!blk_mq_freeze_queue_wait_timeout(q, HZ / 10)) {
-		ret = tracker_drain_wait_more(tracker, bdev, start, &warned);
-		if (ret)
-			break;
-	}
-	if (!ret)
+	if (queue_is_mq(q)) {
+		blk_freeze_queue_start(q);
+		while (!blk_mq_freeze_queue_wait_timeout(q, HZ / 10)) {
+			ret = tracker_drain_wait_more(tracker, bdev,
+						      freeze_what, start,
+						      &warned);
+			if (ret)
+				break;
+		}
+		if (!ret)
+			WRITE_ONCE(tracker->writes_held, true);
+		blk_mq_unfreeze_queue(q);
+	} else {
 		WRITE_ONCE(tracker->writes_held, true);
-	blk_mq_unfreeze_queue(q);
+	}
 	/*
 	 * The per-CPU counts are summed one CPU after another, and a store
 	 * (not held) may start and end meanwhile: zero twice in a row.
@@ -1127,7 +1143,8 @@ static int tracker_drain_untracked_writes(struct tracker *tracker,
 		if (zeros == 2)
 			break;
 		schedule_timeout_killable(msecs_to_jiffies(10));
-		ret = tracker_drain_wait_more(tracker, bdev, start, &warned);
+		ret = tracker_drain_wait_more(tracker, bdev, count_what,
+					      start, &warned);
 	}
 	if (!ret)
 		WRITE_ONCE(tracker->untracked_writes_drained, true);
@@ -1216,7 +1233,7 @@ drain:
 		int err = 0;
 
 		if (atomic_cmpxchg(&tracker->in_snapshot, 0, 1) != 0) {
-			pr_err("Unable to create snapshot: device [%u:%u] is already in a snapshot\n",
+			pr_err("Unable to create snapshot: device [%u:%u] is already in a snapshot, or being removed from tracking\n",
 			       MAJOR(dev_id), MINOR(dev_id));
 			err = -EBUSY;
 		} else if (!READ_ONCE(tracker->untracked_writes_drained)) {
