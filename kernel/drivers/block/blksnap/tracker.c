@@ -776,7 +776,6 @@ static struct tracker *tracker_new(struct block_device *bdev)
 	spin_lock_init(&tracker->writes_lock);
 	INIT_LIST_HEAD(&tracker->writes);
 	init_waitqueue_head(&tracker->writes_wait);
-	mutex_init(&tracker->drain_lock);
 	tracker->dev_id = bdev->bd_dev;
 	ret = mempool_init_slab_pool(&tracker->write_pool,
 				     TRACKER_WRITES_RESERVED,
@@ -1097,6 +1096,9 @@ static int tracker_drain_wait_more(struct tracker *tracker,
 }
 
 /*
+ * Called by the holder of the tracker's in_snapshot claim, which keeps
+ * out other creates and a removal.
+ *
  * Return: 0; -EINTR if a fatal signal ended the wait, or -ETIMEDOUT if
  * the device held the writes too long: the next snapshot of the device
  * waits again then.
@@ -1113,11 +1115,6 @@ static int tracker_drain_untracked_writes(struct tracker *tracker,
 	bool warned = false;
 	int zeros = 0;
 	int ret = 0;
-
-	if (mutex_lock_killable(&tracker->drain_lock))
-		return -EINTR;
-	if (tracker->untracked_writes_drained)
-		goto out;
 
 	if (queue_is_mq(q)) {
 		blk_freeze_queue_start(q);
@@ -1147,11 +1144,9 @@ static int tracker_drain_untracked_writes(struct tracker *tracker,
 					      start, &warned);
 	}
 	if (!ret)
-		WRITE_ONCE(tracker->untracked_writes_drained, true);
+		tracker->untracked_writes_drained = true;
 	WRITE_ONCE(tracker->writes_held, false);
 	wake_up_all(&tracker->writes_wait);
-out:
-	mutex_unlock(&tracker->drain_lock);
 	return ret;
 }
 
@@ -1236,7 +1231,7 @@ drain:
 			pr_err("Unable to create snapshot: device [%u:%u] is already in a snapshot, or being removed from tracking\n",
 			       MAJOR(dev_id), MINOR(dev_id));
 			err = -EBUSY;
-		} else if (!READ_ONCE(tracker->untracked_writes_drained)) {
+		} else if (!tracker->untracked_writes_drained) {
 			err = tracker_drain_untracked_writes(tracker, bdev);
 			if (err)
 				atomic_set(&tracker->in_snapshot, 0);

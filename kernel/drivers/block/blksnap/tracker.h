@@ -76,8 +76,10 @@ struct tracker {
 	unsigned long writes_before_take;
 	wait_queue_head_t writes_wait;
 	mempool_t write_pool;
-	/* Under drain_lock; writes_held is also read by the filter. */
-	struct mutex drain_lock;
+	/*
+	 * Set by the holder of the in_snapshot claim; writes_held is also
+	 * read by the filter.
+	 */
 	bool untracked_writes_drained;
 	bool writes_held;
 
