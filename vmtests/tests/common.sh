@@ -72,9 +72,20 @@ load_module() {
 	[ -c /dev/blksnap ] || fail "/dev/blksnap did not appear"
 }
 
+# rmmod_when_idle: unload blksnap if it is loaded. A write in flight to
+# a tracked device holds the module (buffered writeback included), and
+# rmmod is refused until it completes: a refusal is retried for 10 s.
+rmmod_when_idle() {
+	local n=50
+	while lsmod | grep -q '^blksnap' && ! rmmod blksnap 2> /dev/null; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || return 1
+		sleep 0.2
+	done
+}
+
 unload_module() {
-	lsmod | grep -q '^blksnap' || return 0
-	run rmmod blksnap
+	rmmod_when_idle || run rmmod blksnap
 }
 
 # devnum /dev/vdb -> 254:16
@@ -194,7 +205,7 @@ guest_cleanup() {
 	# make_loop's files are in RAM: left there, they would fill it.
 	rm -rf /dev/shm/loops
 	rm -rf /run/blksnap
-	rmmod blksnap 2>/dev/null
+	rmmod_when_idle
 	# A stock-kernel test's other IPMODIFY user would fail every later create.
 	rmmod ipmodify_holder 2>/dev/null
 	# Queue settings a failed test left would change the next one's timing.
