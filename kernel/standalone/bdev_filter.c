@@ -29,6 +29,9 @@
  * - Both hooks are registered only while a filter is attached: an idle
  *   system runs the stock code. Every attached filter holds a reference
  *   of this module, so it cannot be unloaded under a filter.
+ * - As in 0001, a bio being filtered, or whose completion a filter took
+ *   over, holds a reference to the filter's module, dropped here once the
+ *   filter's code has returned.
  * - Only one IPMODIFY ops may hook a function: if a livepatch already
  *   does, attaching fails with -EBUSY and a line saying so.
  */
@@ -112,19 +115,81 @@ struct bdev_filter *bdev_filter_get_by_bdev(struct block_device *bdev)
 }
 EXPORT_SYMBOL_GPL(bdev_filter_get_by_bdev);
 
+/*
+ * 0001's bdev_filter_get_for_bio(): the filter with a reference for the
+ * bio, and one to its module; none while that module is being unloaded.
+ */
+static struct bdev_filter *bf_get_for_bio(struct block_device *bdev)
+{
+	struct bdev_filter *flt = NULL;
+	struct bf_entry *e;
+
+	rcu_read_lock();
+	e = bf_find(bdev);
+	if (e && try_module_get(e->flt->fops->owner)) {
+		flt = e->flt;
+		if (!kref_get_unless_zero(&flt->kref)) {
+			module_put(flt->fops->owner);
+			flt = NULL;
+		}
+	}
+	rcu_read_unlock();
+	return flt;
+}
+
 /* Run @bdev's filter on @bio, if it has one (0001's bdev_filter_call()). */
 static bool bf_call(struct block_device *bdev, struct bio *bio)
 {
 	struct bdev_filter *flt;
+	struct module *owner;
 	bool pass;
 
-	flt = bdev_filter_get_by_bdev(bdev);
+	flt = bf_get_for_bio(bdev);
 	if (!flt)
 		return true;
+	owner = flt->fops->owner;
 	pass = flt->fops->submit_bio_cb(bio, flt);
 	bdev_filter_put(flt);
+	module_put(owner);
 	return pass;
 }
+
+/*
+ * 0001's bdev_filter_end_io(). Its owner holds this module (it uses its
+ * symbols) until module_put(); from there bf_inflight and bf_exit()'s
+ * synchronize_rcu_tasks() cover the rest of this function.
+ */
+static void bf_end_io(struct bio *bio)
+{
+	struct bdev_filter_end_io *fe = bio->bi_private;
+	struct module *owner = fe->owner;
+
+	bf_enter();
+	fe->end_io(bio);
+	module_put(owner);
+	bf_leave();
+}
+
+void bdev_filter_take_end_io(struct bio *bio, struct bdev_filter *flt,
+			     struct bdev_filter_end_io *fe,
+			     bio_end_io_t *end_io)
+{
+	/* bf_call() holds one already. */
+	__module_get(flt->fops->owner);
+	fe->end_io = end_io;
+	fe->owner = flt->fops->owner;
+	bio->bi_end_io = bf_end_io;
+	bio->bi_private = fe;
+}
+EXPORT_SYMBOL_GPL(bdev_filter_take_end_io);
+
+struct bdev_filter_end_io *bdev_filter_taken_end_io(struct bio *bio)
+{
+	if (bio->bi_end_io != bf_end_io)
+		return NULL;
+	return bio->bi_private;
+}
+EXPORT_SYMBOL_GPL(bdev_filter_taken_end_io);
 
 static bool bf_has_filter(struct block_device *bdev)
 {

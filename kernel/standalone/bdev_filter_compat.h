@@ -24,6 +24,7 @@
 struct bdev_filter;
 
 struct bdev_filter_operations {
+	struct module *owner;
 	bool (*submit_bio_cb)(struct bio *bio, struct bdev_filter *flt);
 	void (*detach_cb)(struct kref *kref);
 };
@@ -50,9 +51,18 @@ static inline void bdev_filter_put(struct bdev_filter *flt)
 	kref_put(&flt->kref, flt->fops->detach_cb);
 }
 
+struct bdev_filter_end_io {
+	bio_end_io_t *end_io;
+	struct module *owner;
+};
+
 int bdev_filter_attach(struct block_device *bdev, struct bdev_filter *flt);
 int bdev_filter_detach(struct block_device *bdev);
 struct bdev_filter *bdev_filter_get_by_bdev(struct block_device *bdev);
+void bdev_filter_take_end_io(struct bio *bio, struct bdev_filter *flt,
+			     struct bdev_filter_end_io *fe,
+			     bio_end_io_t *end_io);
+struct bdev_filter_end_io *bdev_filter_taken_end_io(struct bio *bio);
 
 /*
  * The headers above defined the default pr_fmt(); every source file

@@ -3,6 +3,7 @@
 
 #include <linux/slab.h>
 #include <linux/blk-mq.h>
+#include <linux/module.h>
 #include <linux/sched/mm.h>
 #include <linux/percpu-rwsem.h>
 #include <linux/mempool.h>
@@ -94,6 +95,7 @@ struct tracker_write_ref {
 };
 
 struct tracker_write {
+	struct bdev_filter_end_io fe;
 	bio_end_io_t *bi_end_io;
 	void *bi_private;
 	mempool_t *pool;
@@ -336,7 +338,8 @@ static void tracker_write_ref_end(struct tracker_write_ref *ref)
  */
 static void tracker_write_end_io(struct bio *bio)
 {
-	struct tracker_write *write = bio->bi_private;
+	struct tracker_write *write =
+		container_of(bio->bi_private, struct tracker_write, fe);
 	struct tracker *trackers[2] = { write->ref[0].tracker,
 					write->ref[1].tracker };
 	int inx;
@@ -383,22 +386,28 @@ static void tracker_write_ref_start(struct tracker *tracker,
  */
 static struct tracker_write_ref *tracker_write_shared_ref(struct bio *bio)
 {
+	struct bdev_filter_end_io *fe = bdev_filter_taken_end_io(bio);
 	struct tracker_write *write;
 
-	if (bio->bi_end_io != tracker_write_end_io)
+	if (!fe || fe->end_io != tracker_write_end_io)
 		return NULL;
-	write = bio->bi_private;
+	write = container_of(fe, struct tracker_write, fe);
 	return write->ref[1].tracker ? NULL : &write->ref[1];
 }
 
+/*
+ * The block layer calls tracker_write_end_io() with this module held:
+ * the completion that puts a tracker's last reference runs no code of a
+ * module that is gone.
+ */
 static void tracker_write_take_over(struct tracker_write *write,
-				    struct bio *bio)
+				    struct bio *bio, struct tracker *tracker)
 {
 	write->bi_end_io = bio->bi_end_io;
 	write->bi_private = bio->bi_private;
 	write->ref[1].tracker = NULL;
-	bio->bi_end_io = tracker_write_end_io;
-	bio->bi_private = write;
+	bdev_filter_take_end_io(bio, &tracker->flt, &write->fe,
+				tracker_write_end_io);
 }
 
 static bool tracker_writes_before_take_done(struct tracker *tracker)
@@ -594,7 +603,7 @@ static bool tracker_submit_bio_cb(struct bio *bio, struct bdev_filter *flt)
 	}
 	/* From here every way out completes or passes the bio. */
 	if (write)
-		tracker_write_take_over(write, bio);
+		tracker_write_take_over(write, bio, tracker);
 	tracker_write_ref_start(tracker, ref, sector, count);
 
 	/*
@@ -676,6 +685,7 @@ static void tracker_detach_cb(struct kref *kref)
 }
 
 static const struct bdev_filter_operations tracker_fops = {
+	.owner = THIS_MODULE,
 	.submit_bio_cb = tracker_submit_bio_cb,
 	.detach_cb = tracker_detach_cb
 };
@@ -998,16 +1008,11 @@ void tracker_done(void)
 	 */
 	percpu_free_rwsem(&tracker_submit_lock);
 	/*
-	 * A write's completion puts its tracker references last, and so does
-	 * a submitter leaving the filter (tracker_detach_cb() only queues the
-	 * free): once the trackers are freed, each has only its return left.
-	 * In interrupt context that is covered by free_module()'s
-	 * synchronize_rcu(); a task that can be preempted (loop and
-	 * device-mapper workers, submitters on a preemptible kernel) would
-	 * have to be preempted on that return for the whole unload.
-	 * synchronize_rcu_tasks() would close that too, but a task that never
-	 * yields (a real-time busy loop) holds it up, and the unload with it
-	 * (module-unload-waits-for-rcu-callback).
+	 * No code of ours is left running for a bio: a bio in the filter and
+	 * a write whose completion the filter holds each hold this module,
+	 * dropped by the block layer after our code returned
+	 * (bdev_filter_call(), bdev_filter_take_end_io()), so the unload
+	 * cannot begin while one is left (rmmod says the module is in use).
 	 */
 	/* Rescued bios were all sent: their senders' records are back. */
 	destroy_workqueue(tracker_rescue_wq);
