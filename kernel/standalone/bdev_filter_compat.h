@@ -5,8 +5,8 @@
  * Passed with -include to every file of the blksnap driver and of the
  * bdev_filter module (kernel/standalone/Kbuild), so that the driver in
  * kernel/drivers/block/blksnap/ builds unchanged. The declarations below
- * are those of 0001's include/linux/blkdev.h; the three functions are
- * provided by bdev_filter.ko instead of block/bdev.c.
+ * are those of 0001's include/linux/blkdev.h; the functions are provided
+ * by bdev_filter.ko instead of block/bdev.c.
  */
 #ifndef _BDEV_FILTER_COMPAT_H
 #define _BDEV_FILTER_COMPAT_H

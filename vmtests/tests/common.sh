@@ -205,7 +205,10 @@ guest_cleanup() {
 	# make_loop's files are in RAM: left there, they would fill it.
 	rm -rf /dev/shm/loops
 	rm -rf /run/blksnap
-	rmmod_when_idle
+	# The harness fails the test on this line (KERNEL_BAD_PATTERN): a
+	# module left loaded would serve the next test with these parameters.
+	rmmod_when_idle ||
+		echo "guest_cleanup: WARNING: blksnap still in use 10 s after the test (refcnt $(cat /sys/module/blksnap/refcnt))" > /dev/kmsg
 	# A stock-kernel test's other IPMODIFY user would fail every later create.
 	rmmod ipmodify_holder 2>/dev/null
 	# Queue settings a failed test left would change the next one's timing.

@@ -96,7 +96,7 @@ note "the second destroy took $took s"
 id3=$(released_at_once "the second destroy" /mnt/st/s2.diff) || exit 1
 wait $taker
 bsok destroy "$id3" > /dev/null
-run rmmod blksnap
+unload_module
 echo "0 $size delay /dev/vdb 0 0" | dm_swap slow
 run umount /mnt/o
 run umount /mnt/st

@@ -396,7 +396,8 @@ static struct tracker_write_ref *tracker_write_shared_ref(struct bio *bio)
 }
 
 /*
- * The block layer calls tracker_write_end_io() with this module held:
+ * The block layer (bdev_filter.ko on the standalone route) calls
+ * tracker_write_end_io() with this module held:
  * the completion that puts a tracker's last reference runs no code of a
  * module that is gone.
  */
@@ -1008,11 +1009,16 @@ void tracker_done(void)
 	 */
 	percpu_free_rwsem(&tracker_submit_lock);
 	/*
-	 * No code of ours is left running for a bio: a bio in the filter and
-	 * a write whose completion the filter holds each hold this module,
-	 * dropped by the block layer after our code returned
-	 * (bdev_filter_call(), bdev_filter_take_end_io()), so the unload
-	 * cannot begin while one is left (rmmod says the module is in use).
+	 * No code of ours is left running for a filtered bio: a bio in the
+	 * filter and a write whose completion the filter holds each hold
+	 * this module, dropped by the block layer (or bdev_filter.ko) after
+	 * our code returned (bdev_filter_call(), bdev_filter_take_end_io()),
+	 * so the unload cannot begin while one is left (rmmod says the
+	 * module is in use). Still open: the completions of our own bios
+	 * (diff_io_endio(), the image's reads) return through the module
+	 * after the signal the exit waits for. In interrupt context
+	 * free_module()'s synchronize_rcu() covers that; a completion run
+	 * by a task (a loop or dm worker) preempted right there is not.
 	 */
 	/* Rescued bios were all sent: their senders' records are back. */
 	destroy_workqueue(tracker_rescue_wq);
