@@ -30,12 +30,12 @@ started=$(date +%s)
 
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	scale=${BENCH_SCALE:-16}
-	args="bench.region=16 bench.rewrite_ios=256 bench.scale=$scale bench.change=1 bench.change_cap=1 bench.lat_rounds=2 bench.bursts=64,128 bench.thresholds=1,64 bench.peakmem=256"
+	args="bench.region=16 bench.rewrite_ios=256 bench.scale=$scale bench.change=1 bench.change_cap=1 bench.lat_rounds=2 bench.bursts=64,128 bench.thresholds=1,64 bench.peakmem=256 bench.deepq_chunks=256"
 	wargs="bench.region=16 bench.rewrite_ios=256"
 	host_reps=3
 else
 	scale=${BENCH_SCALE:-16,256,1024}
-	args="bench.region=256 bench.rewrite_ios=2048 bench.reps=5 bench.scale=$scale bench.change=1,10 bench.change_cap=1000 bench.lat_rounds=5 bench.bursts=128,256,512,1024 bench.thresholds=1,16,64 bench.peakmem=1024"
+	args="bench.region=256 bench.rewrite_ios=2048 bench.reps=5 bench.scale=$scale bench.change=1,10 bench.change_cap=1000 bench.lat_rounds=5 bench.bursts=128,256,512,1024 bench.thresholds=1,16,64 bench.peakmem=1024 bench.deepq_chunks=1024"
 	wargs="bench.region=256 bench.rewrite_ios=2048 bench.reps=5"
 	host_reps=7
 fi

@@ -2,8 +2,9 @@
 # Measures, on the harness disks and with fio as the load, what a held
 # snapshot costs: blksnap (storage on another disk / on the origin's own
 # filesystem) against no snapshot and against dm-snapshot (transient,
-# same chunk size; same storage disk but for the read section), and the
-# peak kernel memory of both with 8 MiB chunks. Prints nothing to judge: every raw
+# same chunk size; same storage disk but for the read section), the
+# peak kernel memory of both with 8 MiB chunks, and their write IOPS at
+# queue depth (libaio) on a raw origin. Prints nothing to judge: every raw
 # figure goes to the host on the "results" virtio port, one a line:
 #   BENCH key value        a number (seconds, KiB, counts)
 #   FIO key {json}         fio's --output-format=json, on one line
@@ -18,7 +19,7 @@
 # origin, vdc 4G storage, vdd (64G or 15% of the largest scale origin)
 # storage of the scale section (zero writes become holes), vde.. the scale origins (bench.scale sizes).
 # Parameters on the kernel command line (defaults in brackets):
-#   bench.sections=write,read,scale,growth,peakmem   bench.region=MiB [128]
+#   bench.sections=write,read,scale,growth,peakmem,deepq   bench.region=MiB [128]
 #   bench.reps=N [1]   bench.rewrite_ios=N [2048]   bench.scale=GiB,.. [16]
 #   bench.read_loops=N interleaved passes of each read figure [4]
 #   bench.change=PCT,.. [1,10]   bench.change_cap=GiB of copy-on-write
@@ -26,6 +27,8 @@
 #   bench.thresholds=MiB,.. [1,64]
 #   bench.peakmem=MiB of the origin the peak-memory writes touch, one
 #   per 8 MiB chunk [1024]
+#   bench.deepq_chunks=N never-copied 256 KiB chunks each deep-queue row
+#   writes to, a multiple of 4 [1024]
 #   bench.configs=NAME,.. of the write section [none,blksnap_other,blksnap_same,dmsnap]
 #   bench.profile=1: after the read figures, each kind of read again,
 #   READ_LOOPS passes in one fio run, under `perf record -a` (needs perf
@@ -43,10 +46,10 @@ for p in /sys/class/virtio-ports/*; do
 done
 
 # --- parameters --------------------------------------------------------------
-SECTIONS=write,read,scale,growth,peakmem REGION=128 REPS=1 REWRITE_IOS=2048 SCALE=16
+SECTIONS=write,read,scale,growth,peakmem,deepq REGION=128 REPS=1 REWRITE_IOS=2048 SCALE=16
 CHANGE=1,10 CHANGE_CAP=4 LAT_ROUNDS=3 BURSTS=128,256,512 THRESHOLDS=1,64
 CONFIGS=none,blksnap_other,blksnap_same,dmsnap READ_LOOPS=4 PROFILE=0 STEER=1
-PEAKMEM=1024
+PEAKMEM=1024 DEEPQ_CHUNKS=1024
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	bench.sections=*) SECTIONS=${arg#*=} ;;
@@ -64,6 +67,7 @@ for arg in $(cat /proc/cmdline); do
 	bench.profile=*) PROFILE=${arg#*=} ;;
 	bench.steer=*) STEER=${arg#*=} ;;
 	bench.peakmem=*) PEAKMEM=${arg#*=} ;;
+	bench.deepq_chunks=*) DEEPQ_CHUNKS=${arg#*=} ;;
 	esac
 done
 CHUNK=262144		# blksnap's default chunk (chunk_minimum_shift=18)
@@ -838,6 +842,169 @@ section_peakmem() {
 	load_module
 }
 
+# --- write IOPS at queue depth -------------------------------------------------
+# What a held snapshot costs a writer that keeps a queue (issue 32: blksnap
+# copies a chunk in the submitting task, dm-snapshot queues the bio and
+# copies through kcopyd). fio, libaio, O_DIRECT on the raw origin vdb (no
+# file system), four rows:
+#   rand4k_qd1    4 KiB random writes, 1 job, QD1
+#   rand4k_qd32   4 KiB random writes, 1 job, QD32
+#   rand4k_qd8x4  4 KiB random writes, 4 jobs of QD8 each
+#   seq1m_qd8     1 MiB sequential writes, 1 job, QD8
+# Every write goes to chunks never copied since the take. Each row runs on
+# a snapshot taken for it alone and writes only the first N chunks of 256
+# KiB of vdb (N = DEEPQ_CHUNKS), each of them once:
+#  - the random rows replay fio logs (read_iolog) that hold one 4 KiB
+#    write at a random 4 KiB slot of each chunk, the chunks in a shuffled
+#    order (made once per run: the same writes for every configuration
+#    and repetition). rand4k_qd8x4's four jobs each replay their own log,
+#    of chunks 0 to N/4-1, N/4 to N/2-1, ...: no two jobs touch one chunk.
+#    Before the first row the section checks (dq_hits) that the logs name
+#    each of the N chunks exactly once;
+#  - seq1m_qd8 writes the region once from its start in 1 MiB writes, each
+#    aligned to and covering 4 whole chunks.
+# So each random write copies one chunk, and every row copies the N chunks
+# once each (the report gives what the storage disk took per chunk).
+# Configurations: none (no snapshot; the module loaded and tracking
+# nothing), blksnap (its default parameters: 256 KiB chunks on this 2 GiB
+# origin; the whole raw vdc appended as its storage, no file system) and
+# dmsnap (vdb under a snapshot-origin, a transient snapshot with 256 KiB
+# chunks and the raw vdc as its COW device). For each row the three run
+# one after the other, in ABBA order: none, blksnap, dmsnap when the
+# repetition and the row's place have the same parity, else the reverse,
+# so that the host's drift favours none of them. The region of vdb and
+# the start of vdc are written in full before the first row, so that no
+# configuration pays for the host allocating blocks of a sparse image.
+DQ_ROWS="rand4k_qd1 rand4k_qd32 rand4k_qd8x4 seq1m_qd8"
+
+# dq_offsets FIRST COUNT: one offset in each of the chunks FIRST to
+# FIRST+COUNT-1, a random 4 KiB slot of it, the chunks shuffled.
+dq_offsets() {
+	seq "$1" $(($1 + $2 - 1)) | shuf | awk -v c=$CHUNK -v s="$1" 'BEGIN { srand(32 + s) }
+		{ printf "%d\n", $1 * c + int(rand() * (c / 4096)) * 4096 }'
+}
+
+# dq_hits < OFFSETS: "WRITES CHUNKS END": how many offsets, how many
+# chunks they fall in, and 1 + the last chunk's number.
+dq_hits() {
+	awk -v c=$CHUNK '{ n++; k = int($1 / c); if (!(k in s)) { s[k]; d++ } if (k + 1 > e) e = k + 1 }
+		END { print n + 0, d + 0, e + 0 }'
+}
+
+# dq_iolog DEV OFFSETS: a fio replay log of one 4 KiB write to DEV at
+# each offset in the file OFFSETS, in its order.
+dq_iolog() {
+	echo "fio version 2 iolog"
+	echo "$1 add"
+	echo "$1 open"
+	awk -v d="$1" '{ print d " write", $1, 4096 }' "$2"
+	echo "$1 close"
+}
+
+# dq_jobfile ROW DEV: ROW's fio jobs on DEV, in /tmp/dq.fio.
+dq_jobfile() {
+	local j
+	printf '[global]\nioengine=libaio\ndirect=1\ngroup_reporting=1\n' > /tmp/dq.fio
+	case "$1" in
+	rand4k_qd1 | rand4k_qd32)
+		dq_iolog "$2" /tmp/dq.all.offsets > /tmp/dq.all.iolog
+		printf '[%s]\niodepth=%s\nread_iolog=/tmp/dq.all.iolog\nreplay_no_stall=1\n' \
+			"$1" "${1#rand4k_qd}" >> /tmp/dq.fio ;;
+	rand4k_qd8x4)
+		for j in 0 1 2 3; do
+			dq_iolog "$2" /tmp/dq.j$j.offsets > /tmp/dq.j$j.iolog
+			printf '[%s.j%s]\niodepth=8\nread_iolog=/tmp/dq.j%s.iolog\nreplay_no_stall=1\n' \
+				"$1" $j $j >> /tmp/dq.fio
+		done ;;
+	seq1m_qd8)
+		printf '[%s]\nfilename=%s\nrw=write\nbs=1M\niodepth=8\noffset=0\nsize=%s\n' \
+			"$1" "$2" $((DEEPQ_CHUNKS * CHUNK)) >> /tmp/dq.fio ;;
+	*) fail "no deep-queue row $1" ;;
+	esac
+}
+
+# fio_jobs KEY JOBFILE: fio_run for a job file; with group_reporting its
+# jobs are one entry of the JSON.
+fio_jobs() {
+	counters_start
+	fio --output-format=json --output=/tmp/fio.json "$2" > /tmp/fio.err 2>&1 ||
+		fail "fio $1 failed: $(tail -n 3 /tmp/fio.err /tmp/fio.json | tr '\n' ' ')"
+	counters_end "$1"
+	out "FIO $1 $(tr -d '\n\t' < /tmp/fio.json)"
+}
+
+# dq_run CFG ROW KEY: ROW under configuration CFG, on a fresh snapshot.
+dq_run() {
+	local id dev=$ORIG
+	case "$1" in
+	none) ;;
+	blksnap) id=$(raw_take $ORIG $STOR "0:$(sectors $STOR)") || fail "blksnap take failed" ;;
+	dmsnap)
+		dm_create bo "0 $(sectors $ORIG) snapshot-origin $ORIG"
+		dm_take bo $ORIG $STOR $((CHUNK / 512))
+		dev=/dev/mapper/bo ;;
+	*) fail "no deep-queue configuration $1" ;;
+	esac
+	dq_jobfile "$2" "$dev"
+	fio_jobs "$3" /tmp/dq.fio
+	# A snapshot that broke down stops copying: no figure.
+	case "$1" in
+	blksnap)
+		dd if="$(image_of "$id" $ORIG)" of=/dev/null bs=1M count=1 iflag=direct 2> /dev/null ||
+			fail "blksnap's image cannot be read after $3"
+		bsok destroy "$id" > /dev/null
+		# The destroyed snapshot leaves vdb tracked: none tracks nothing.
+		unload_module
+		load_module ;;
+	dmsnap)
+		dmsetup status bs | grep -q Invalid && fail "dm-snapshot invalidated in $3: $(dmsetup status bs)"
+		dm_remove bs bo ;;
+	esac
+}
+
+section_deepq() {
+	local n=$DEEPQ_CHUNKS rep i row cfg order
+	[ "$n" -ge 4 ] && [ $((n % 4)) = 0 ] && [ $((n * CHUNK / 512)) -le "$(sectors $ORIG)" ] ||
+		fail "bench.deepq_chunks=$n: want a multiple of 4 up to $(($(sectors $ORIG) * 512 / CHUNK))"
+	[ "$(sectors $STOR)" -ge $(((n * CHUNK + 64 * MiB) / 512)) ] ||
+		fail "$STOR is too small for $n chunks of copies"
+	[ "$(chunk_bytes $(($(sectors $ORIG) * 512)))" = $CHUNK ] ||
+		fail "blksnap's chunk on $ORIG is not $CHUNK bytes"
+	val deepq.chunk_bytes $CHUNK
+	val deepq.chunks "$n"
+	dq_offsets 0 "$n" > /tmp/dq.all.offsets
+	for i in 0 1 2 3; do
+		dq_offsets $((i * n / 4)) $((n / 4)) > /tmp/dq.j$i.offsets
+	done
+	# Each of the N chunks once: the single job's log, and the four jobs'
+	# logs together.
+	[ "$(dq_hits < /tmp/dq.all.offsets)" = "$n $n $n" ] ||
+		fail "the single job's offsets do not hit each of the $n chunks once: $(dq_hits < /tmp/dq.all.offsets)"
+	[ "$(cat /tmp/dq.j?.offsets | dq_hits)" = "$n $n $n" ] ||
+		fail "the four jobs' offsets do not hit each of the $n chunks once: $(cat /tmp/dq.j?.offsets | dq_hits)"
+	load_module
+	# The host allocates a sparse image's blocks at the first write to them.
+	fio_run deepq.fill --filename=$ORIG --rw=write --bs=1M --size=$((n * CHUNK))
+	fio_run deepq.fill_storage --filename=$STOR --rw=write --bs=1M --size=$((n * CHUNK + 64 * MiB))
+	rep=1
+	while [ $rep -le "$REPS" ]; do
+		i=1
+		for row in $DQ_ROWS; do
+			if [ $(((rep + i) % 2)) = 0 ]; then
+				order="none blksnap dmsnap"
+			else
+				order="dmsnap blksnap none"
+			fi
+			for cfg in $order; do
+				progress "deep queues: $row, $cfg (rep $rep)"
+				dq_run "$cfg" "$row" "deepq.$cfg.r$rep.$row"
+			done
+			i=$((i + 1))
+		done
+		rep=$((rep + 1))
+	done
+}
+
 # --- growth --------------------------------------------------------------------
 # watch_bg FILE ID OUT [OPTION...]: 'blksnap-storage watch --json' in the
 # background, its lines in OUT as they come and, once it has stopped,
@@ -980,7 +1147,7 @@ info guest.fio "$(fio --version)"
 info guest.dmsetup "$(dmsetup --version 2>&1 | tr '\n' ' ')"
 info guest.cpus "$(nproc)"
 info guest.mem_kb "$(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo)"
-for k in SECTIONS REGION REPS READ_LOOPS REWRITE_IOS SCALE CHANGE CHANGE_CAP LAT_ROUNDS BURSTS THRESHOLDS CONFIGS PROFILE PEAKMEM; do
+for k in SECTIONS REGION REPS READ_LOOPS REWRITE_IOS SCALE CHANGE CHANGE_CAP LAT_ROUNDS BURSTS THRESHOLDS CONFIGS PROFILE PEAKMEM DEEPQ_CHUNKS; do
 	eval "info param.$k \"\$$k\""
 done
 load_module

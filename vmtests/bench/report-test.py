@@ -239,7 +239,8 @@ def test_summary_keys_without_other_sections():
     keys = {"bytes_per_changed_chunk", "image_read_vs_dm", "write_vs_dm",
             "image_read_vs_dm_by_reader_cpu", "image_read_vs_dm_pass_pairs",
             "largest_burst_survived_mib", "peak_kernel_memory_mib",
-            "peak_kernel_memory_vs_dm", "peak_kernel_memory_vs_dm_pairs", "meaning"}
+            "peak_kernel_memory_vs_dm", "peak_kernel_memory_vs_dm_pairs",
+            "write_iops_vs_dm", "meaning"}
     by = s.get("image_read_vs_dm_by_reader_cpu", {})
     check("summary: every key present after a read-only run",
           rc == 0 and keys <= set(s) and
@@ -248,7 +249,9 @@ def test_summary_keys_without_other_sections():
           s["peak_kernel_memory_mib"] == {"blksnap": None, "dm": None,
                                           "region_mib": None, "chunk_bytes": None} and
           s["peak_kernel_memory_vs_dm"] is None and
-          s["peak_kernel_memory_vs_dm_pairs"] is None,
+          s["peak_kernel_memory_vs_dm_pairs"] is None and
+          s["write_iops_vs_dm"] == {row: {"ratio": None, "pairs": 0, "geo_mean": None,
+                                          "ci95": None} for row in DEEPQ_ROWS},
           f"exit {rc}, summary keys {sorted(s)}")
     check("summary: no placement recorded, no figure per placement",
           rc == 0 and len(by) == 4 and
@@ -420,12 +423,112 @@ def test_peakmem_one_tool_only_and_quick_shape():
           f"exit {rc}, errors {doc.get('errors')}")
 
 
+DEEPQ_ROWS = ("rand4k_qd1", "rand4k_qd32", "rand4k_qd8x4", "seq1m_qd8")
+
+
+def write_line(key, ios, iops, bs=4096):
+    """A FIO result line: one write job (or a group of jobs, as
+    group_reporting gives it) of IOS writes of BS bytes at IOPS."""
+    runtime_ms = ios * 1000.0 / iops
+    side = {"io_bytes": ios * bs, "total_ios": ios, "runtime": runtime_ms,
+            "bw_bytes": int(ios * bs * 1000 / runtime_ms), "iops": iops,
+            "lat_ns": {"mean": 1e9 / iops},
+            "clat_ns": {"percentile": {"99.000000": 2e9 / iops}}}
+    empty = {"io_bytes": 0, "total_ios": 0, "runtime": 0, "bw_bytes": 0,
+             "iops": 0, "lat_ns": {"mean": 0}}
+    job = {"jobname": key, "read": empty, "write": side, "trim": empty}
+    return f"FIO {key} " + json.dumps({"jobs": [job]})
+
+
+def deepq_section(iops, chunks=2048):
+    """Result lines of a deepq section: iops[cfg][row] is a list, one per
+    repetition, of IOPS, None for a run that did not happen. blksnap and
+    dm-snapshot write each chunk once to the storage disk (vdc)."""
+    lines = ["BENCH deepq.chunk_bytes 262144", f"BENCH deepq.chunks {chunks}"]
+    for cfg, rows in iops.items():
+        for row, runs in rows.items():
+            for i, x in enumerate(runs):
+                if x is None:
+                    continue
+                k = f"deepq.{cfg}.r{i + 1}.{row}"
+                ios, bs = (chunks // 4, MiB) if row.startswith("seq1m") else (chunks, 4096)
+                lines.append(write_line(k, ios, x, bs))
+                if cfg != "none":
+                    lines.append(f"BENCH {k}.disk.vdc.w_sectors {chunks * 512 + 8}")
+    lines.append("BENCH section.deepq.s 100")
+    return lines
+
+
+def test_deepq_iops_ratios_and_interval():
+    # Per row its own ratio, so that rows cannot trade places. QD32:
+    # blksnap 500, 480, 480 IOPS against dm 1000, 800, 1200: ratios 0.5,
+    # 0.6, 0.4, their median 0.5 where the medians' quotient is 480/1000 =
+    # 0.48; geometric mean 0.12^(1/3) = 0.49324, sd of the logarithms
+    # 0.20307, t(0.975, 2) = 4.303: exp(-0.70676 +- 4.303 * 0.20307 /
+    # sqrt(3)) = [0.29782, 0.81689]. The other rows agree in every
+    # repetition (1.25, 0.7, 0.9: an interval of no width) while dm's
+    # IOPS move from one repetition to the next.
+    dm = {"rand4k_qd1": [400, 380, 420], "rand4k_qd32": [1000, 800, 1200],
+          "rand4k_qd8x4": [2000, 1800, 1900], "seq1m_qd8": [100, 90, 110]}
+    want = {"rand4k_qd1": 1.25, "rand4k_qd8x4": 0.7, "seq1m_qd8": 0.9}
+    bs = {row: [x * want[row] for x in dm[row]] for row in want}
+    bs["rand4k_qd32"] = [500, 480, 480]
+    none = {row: [5000, 5100, 4900] for row in DEEPQ_ROWS}
+    rc, doc, out = run_report(deepq_section({"none": none, "blksnap": bs, "dmsnap": dm}))
+    s = doc.get("summary", {}).get("write_iops_vs_dm", {})
+    q = s.get("rand4k_qd32", {})
+    rows = doc.get("figures", {}).get("deepq", {}).get("rows", {})
+    table = [ln for ln in out.splitlines() if ln.startswith("| 4 KiB random writes, QD32, 1 job |")]
+    check("deepq: IOPS medians, blksnap/dm per row, the median of the ratios and its interval",
+          rc == 0 and set(s) == set(DEEPQ_ROWS) and
+          near(q.get("ratio"), 0.5) and q.get("pairs") == 3 and
+          near(q.get("geo_mean"), 0.49324) and
+          near((q.get("ci95") or [None])[0], 0.29782) and
+          near((q.get("ci95") or [None, None])[1], 0.81689) and
+          all(near(s.get(row, {}).get("ratio"), r) and near(s[row].get("geo_mean"), r) and
+              near(s[row]["ci95"][0], r) and near(s[row]["ci95"][1], r)
+              for row, r in want.items()) and
+          near(rows.get("rand4k_qd32", {}).get("blksnap", {}).get("iops"), 480) and
+          near(rows.get("rand4k_qd32", {}).get("dmsnap", {}).get("iops"), 1000) and
+          near(rows.get("seq1m_qd8", {}).get("none", {}).get("iops"), 5000) and
+          near(rows.get("rand4k_qd1", {}).get("blksnap", {}).get("storage_kib_per_chunk"),
+               256 + 4 / 2048) and
+          table == ["| 4 KiB random writes, QD32, 1 job | 5000 | 480 | 1000 | **0.50** | "
+                    "0.493 [0.298, 0.817] |"] and
+          "writes 2048 chunks of 256 MiB" not in out and "writes 2048 chunks of 256 KiB" in out,
+          f"exit {rc}, write_iops_vs_dm {s}, table {table}")
+
+
+def test_deepq_missing_runs():
+    # Repetition 2 has no dm-snapshot run of QD1: no pair of it, two left;
+    # seq1m_qd8 has blksnap only: no ratio, nulls, not a crash.
+    dm = {"rand4k_qd1": [400, None, 500], "rand4k_qd32": [1000], "rand4k_qd8x4": [1000]}
+    bs = {"rand4k_qd1": [200, 9000, 1000], "rand4k_qd32": [500], "rand4k_qd8x4": [500],
+          "seq1m_qd8": [100]}
+    rc, doc, out = run_report(deepq_section({"none": {"rand4k_qd1": [5000]}, "blksnap": bs,
+                                             "dmsnap": dm}))
+    s = doc.get("summary", {}).get("write_iops_vs_dm", {})
+    check("deepq: a repetition without both tools gives no pair; a row without dm no ratio",
+          rc == 0 and s.get("rand4k_qd1", {}).get("pairs") == 2 and
+          near(s["rand4k_qd1"].get("ratio"), 1.25) and
+          s.get("seq1m_qd8") == {"ratio": None, "pairs": 0, "geo_mean": None, "ci95": None} and
+          near(s.get("rand4k_qd32", {}).get("ratio"), 0.5) and
+          s["rand4k_qd32"].get("ci95") is None and "0.500 (1 pair)" in out,
+          f"exit {rc}, write_iops_vs_dm {s}")
+    # A section that ran and measured no pair fails the report.
+    rc, doc, out = run_report(deepq_section({"blksnap": {"rand4k_qd1": [100]}}))
+    check("deepq: a section without a blksnap/dm pair fails the report",
+          rc == 1 and any("deepq" in e for e in doc.get("errors", [])),
+          f"exit {rc}, errors {doc.get('errors')}")
+
+
 for t in (test_ratio_is_bytes_over_summed_time, test_ratio_per_row_and_median_of_reps,
           test_ratio_per_reader_cpu, test_unsteered_ratio_per_reader_cpu,
           test_cut_short_repetition_is_no_figure, test_read_section_without_figures_fails,
           test_guest_error_and_missing_done_fail, test_summary_keys_without_other_sections,
           test_pass_pair_interval, test_peakmem_peaks_ratios_and_interval,
-          test_peakmem_one_tool_only_and_quick_shape):
+          test_peakmem_one_tool_only_and_quick_shape, test_deepq_iops_ratios_and_interval,
+          test_deepq_missing_runs):
     try:
         t()
     except Exception as e:      # a crash of the report or the test is a failure
