@@ -10,6 +10,8 @@
 #   that holds each write 500 ms, so each request is in flight 500 ms;
 # - a bio-based one that counts its writes in flight, dm-linear over
 #   such a loop device;
+# - a partition of such a loop device (its first create freezes the
+#   whole disk's queue and counts the partition's writes in flight);
 #   for each, the tracker is removed after each destroy, so that each of
 #   6 takes is the first after the device was first tracked, with the
 #   writer running: the writes in flight then passed no filter, and the
@@ -79,6 +81,25 @@ takes_under_writer "$mq" "loop over dm-delay (blk-mq), each take the first after
 below=$(direct_loop slow2)
 dm_create lin "0 $(sectors "$below") linear $below 0"
 takes_under_writer /dev/mapper/lin "dm-linear over it (bio-based), each take the first after tracking began" 6 0.7 untrack
+
+# The same loop device over dm-delay, with an MBR partition from 1 MiB.
+part_loop() {
+	local dev l
+	dev=$(make_loop 16)
+	{
+		dd if=/dev/zero bs=446 count=1 2>/dev/null
+		printf "\\000\\000\\002\\000\\203\\376\\377\\377$(le32 2048)$(le32 $((16 * 2048 - 2048)))"
+		dd if=/dev/zero bs=48 count=1 2>/dev/null
+		printf '\125\252'
+	} | dd of=$dev conv=notrunc 2>/dev/null || fail "cannot write the partition table"
+	dm_create "$1" "0 $(sectors $dev) delay $dev 0 0 $dev 0 500"
+	l=$(losetup -P --direct-io=on -f --show "/dev/mapper/$1") ||
+		fail "losetup -P --direct-io=on /dev/mapper/$1 failed"
+	wait_for 5 test -b "${l}p1" || fail "no partition ${l}p1"
+	echo "${l}p1"
+}
+p1=$(part_loop slow3)
+takes_under_writer "$p1" "a partition of a loop disk over dm-delay, each take the first after tracking began" 6 0.7 untrack
 
 dev=$(make_loop 16)
 dm_create dly "0 $(sectors $dev) delay $dev 0 0 $dev 0 500"
