@@ -91,7 +91,10 @@ verdict stuck-guest-reported-soon "(${took}s)"
 # window: nothing saw it).
 # Then a cleanup that hangs: its test fails, saying so (on 6c31b24 the
 # line said only that no result came after the test started).
+# And a test that leaves a process running fails, and the process is
+# killed (on b5c8071 it ran on under every later test of the guest).
 harness_case cleanup "$outdir/cleanup" harness-warning-during-cleanup \
+	harness-leaves-a-process-running harness-leftover-was-killed \
 	harness-hangs-in-cleanup harness-passes
 why=$(common_failure)
 expect '^FAIL harness-warning-during-cleanup: kernel reported: (\[ *[0-9.]+\] )?WARNING: harness self-test, printed during the cleanup' \
@@ -101,6 +104,12 @@ why=$(common_failure)
 expect '^FAIL harness-hangs-in-cleanup: guest stopped answering in the cleanup after the test: .*\(exit code 0\)' \
 	"no 'stopped answering in the cleanup' line for harness-hangs-in-cleanup"
 verdict cleanup-hang-reported
+why=$(common_failure)
+expect '^FAIL harness-leaves-a-process-running: it left processes running after it ended \(killed\): sleep\([0-9]+\)' \
+	"no 'left processes running' line for harness-leaves-a-process-running"
+expect '^PASS harness-leftover-was-killed' \
+	"the process left running was not killed before the next test"
+verdict leftover-process-fails-test-and-is-killed
 
 # 3. The guests' disks on a 128 MiB tmpfs: the guest's writes fail and
 # it goes on to the next test; the host says its file system was full.

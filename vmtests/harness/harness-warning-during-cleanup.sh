@@ -10,9 +10,11 @@
 
 mkdir -p /run/blksnap && touch /run/blksnap/harness-marker
 dirty_suspended_fs harness-slow /dev/vdc
-(
+# The helper has a session of its own: the guest kills what is left
+# running in the test's before the cleanup.
+setsid sh -c '
 	while [ -e /run/blksnap/harness-marker ]; do sleep 0.1; done
 	echo "WARNING: harness self-test, printed during the cleanup" > /dev/kmsg
 	dmsetup resume --noudevsync harness-slow
-) > /dev/null 2>&1 < /dev/null &
+' > /dev/null 2>&1 < /dev/null &
 exit 0

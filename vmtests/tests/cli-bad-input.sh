@@ -216,9 +216,10 @@ bad 1 cbt mark-dirty /dev/vdb $(($(sectors /dev/vdb) - 8)):16
 # A file another blksnap-storage holds (locked) is busy, not a leftover
 # (issue 13 item 11: on 2cf2299 "exists and is not storage of this
 # snapshot ... delete it first").
-# flock itself, not common.sh's wrapper: $! must be the process holding
-# the lock, or kill leaves it holding the file system busy.
-/usr/sbin/flock -o /mnt/st/existing sleep 30 &
+# $! must be the process holding the lock, or kill leaves it holding the
+# file system busy: the subshell takes the lock on its descriptor and
+# becomes the sleep (flock -o's child would outlive a killed flock).
+( exec 9>> /mnt/st/existing && /usr/sbin/flock -n 9 && exec sleep 30 ) &
 locker=$!
 sleep 1
 bad 1 add --snapshot "$id" /mnt/st/existing 1M
