@@ -187,6 +187,8 @@ guest_cleanup() {
 	done
 	# A swap file would keep its file system busy.
 	swapoff -a 2> /dev/null
+	# Memory a killed test put aside in huge pages.
+	echo 0 > /proc/sys/vm/nr_hugepages 2> /dev/null
 	grep -E ' /mnt' /proc/mounts | cut -d' ' -f2 | sort -r | while read -r m; do
 		umount "$m" || umount -l "$m"
 	done
