@@ -27,18 +27,31 @@ trap 'mountpoint -q "$full" 2>/dev/null && umount -l "$full"' EXIT
 pass() { echo "PASS $1"; passed=$((passed + 1)); }
 fail() { echo "FAIL $1"; failed=$((failed + 1)); }
 
-# harness_case NAME OUTDIR TEST... -> $out (run.sh's output), $took (s),
-# $left (QEMU processes still running on OUTDIR's files afterwards)
+# harness_case NAME OUTDIR TEST...: run.sh on those tests, in the
+# background (the cases run at once: their guests mostly wait, stuck on
+# purpose); what it printed, how long it took and the QEMU processes
+# still running on OUTDIR's files afterwards go to $outdir/NAME.*.
 harness_case() {
-	local name=$1 dir=$2 start=$SECONDS
+	local name=$1 dir=$2
 	shift 2
-	out=$(VM_JOBS=1 VM_STALL_GRACE=20 timeout -s KILL "$cap" "$run" "$bzimage" "$initramfs" "$dir" "$@" 2>&1)
-	took=$((SECONDS - start))
-	left=$(pgrep -f -- "qemu-system.*$dir/" | xargs)
-	# What the cap or a leak left: it must not outlive the check.
-	# shellcheck disable=SC2086 # a list of PIDs
-	[ -z "$left" ] || { kill -KILL $left; sleep 1; }
-	printf '%s\n' "$out" > "$outdir/$name.log"
+	(
+		start=$SECONDS
+		VM_JOBS=1 VM_STALL_GRACE=20 timeout -s KILL "$cap" "$run" "$bzimage" "$initramfs" "$dir" "$@" \
+			> "$outdir/$name.log" 2>&1
+		echo $((SECONDS - start)) > "$outdir/$name.took"
+		left=$(pgrep -f -- "qemu-system.*$dir/" | xargs)
+		echo "$left" > "$outdir/$name.left"
+		# What the cap or a leak left: it must not outlive the check.
+		# shellcheck disable=SC2086 # a list of PIDs
+		[ -z "$left" ] || { kill -KILL $left; sleep 1; }
+	) &
+}
+
+# case_result NAME -> $out (run.sh's output, also shown), $took (s), $left
+case_result() {
+	out=$(cat "$outdir/$1.log")
+	took=$(cat "$outdir/$1.took")
+	left=$(cat "$outdir/$1.left")
 	printf '%s\n' "$out" | sed 's/^/    | /'
 }
 
@@ -69,12 +82,37 @@ verdict() {
 	fi
 }
 
+# The three cases' guests run at once; their verdicts follow in order.
 # 1. A kernel complaint seen only on the serial console fails its test
 # (on 47f9e67 the host never matched a test's console window: the lines
 # end in CRLF). Then a test stuck in uninterruptible sleep: with a 10 s
 # timeout and a 20 s grace, the host ends the guest within a minute.
 harness_case stuck "$outdir/stuck" harness-warning-only-on-console \
 	harness-stuck-in-d-state harness-passes
+# 2. A kernel complaint during the cleanup after a test fails that test
+# (on bd1bbe7 the cleanup ran after the test's result and its console
+# window: nothing saw it).
+# Then a cleanup that hangs: its test fails, saying so (on 6c31b24 the
+# line said only that no result came after the test started).
+# And a test that leaves a process running fails, and the process is
+# killed (on b5c8071 it ran on under every later test of the guest).
+harness_case cleanup "$outdir/cleanup" harness-warning-during-cleanup \
+	harness-leaves-a-process-running harness-leftover-was-killed \
+	harness-hangs-in-cleanup harness-passes
+# 3. The guests' disks on a 128 MiB tmpfs: the guest's writes fail and
+# it goes on to the next test; the host says its file system was full.
+mkdir -p "$full"
+full_case=
+if [ "$(id -u)" -ne 0 ]; then
+	full_case="mounting the small tmpfs needs root"
+elif ! mount -t tmpfs -o size=128M harness-full "$full"; then
+	full_case="cannot mount a tmpfs on $full"
+else
+	harness_case full "$full/out" harness-fills-host-disk harness-passes
+fi
+wait
+
+case_result stuck
 why=
 expect '^FAIL harness-warning-only-on-console: kernel reported: WARNING: harness self-test' \
 	"no 'kernel reported: WARNING' line for harness-warning-only-on-console"
@@ -86,16 +124,7 @@ expect '^FAIL harness-stuck-in-d-state: guest stopped answering: no result' \
 	why="took ${took}s (at most $((180 * tscale))s)"
 verdict stuck-guest-reported-soon "(${took}s)"
 
-# 2. A kernel complaint during the cleanup after a test fails that test
-# (on bd1bbe7 the cleanup ran after the test's result and its console
-# window: nothing saw it).
-# Then a cleanup that hangs: its test fails, saying so (on 6c31b24 the
-# line said only that no result came after the test started).
-# And a test that leaves a process running fails, and the process is
-# killed (on b5c8071 it ran on under every later test of the guest).
-harness_case cleanup "$outdir/cleanup" harness-warning-during-cleanup \
-	harness-leaves-a-process-running harness-leftover-was-killed \
-	harness-hangs-in-cleanup harness-passes
+case_result cleanup
 why=$(common_failure)
 expect '^FAIL harness-warning-during-cleanup: kernel reported: (\[ *[0-9.]+\] )?WARNING: harness self-test, printed during the cleanup' \
 	"no 'kernel reported: WARNING' line for harness-warning-during-cleanup"
@@ -111,17 +140,14 @@ expect '^PASS harness-leftover-was-killed' \
 	"the process left running was not killed before the next test"
 verdict leftover-process-fails-test-and-is-killed
 
-# 3. The guests' disks on a 128 MiB tmpfs: the guest's writes fail and
-# it goes on to the next test; the host says its file system was full.
-mkdir -p "$full"
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP host-disk-full-reported: mounting the small tmpfs needs root"
+if [ "$full_case" = "mounting the small tmpfs needs root" ]; then
+	echo "SKIP host-disk-full-reported: $full_case"
 	skipped=$((skipped + 1))
-elif ! mount -t tmpfs -o size=128M harness-full "$full"; then
-	fail "host-disk-full-reported: cannot mount a tmpfs on $full"
+elif [ -n "$full_case" ]; then
+	fail "host-disk-full-reported: $full_case"
 else
-	harness_case full "$full/out" harness-fills-host-disk harness-passes
 	umount "$full" || umount -l "$full"
+	case_result full
 	why=$(common_failure)
 	expect '^run.sh: warning: .* MiB free' \
 		"no warning about the free space before the guests"
