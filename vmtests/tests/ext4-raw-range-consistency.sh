@@ -22,8 +22,8 @@ img=$(image_of "$id" $orig)
 [ -b "$img" ] || fail "$img is not a block device"
 
 # Rewrite the whole origin with random data, then read the image.
-gen 7 $(($(sectors $orig) * 512)) | dd of=$orig bs=1M conv=fsync 2>/dev/null
-after_expected=$(gen 7 $(($(sectors $orig) * 512)) | bsctl sum /proc/self/fd/0)
+run bsctl put 7 $(($(sectors $orig) * 512)) $orig 0 > /dev/null
+after_expected=$(bsctl sum-gen 7 $(($(sectors $orig) * 512)))
 [ "$(bsctl sum $orig)" = "$after_expected" ] || fail "origin does not hold what was written"
 [ "$(bsctl sum "$img")" = "$before" ] || fail "image differs from the origin at take time"
 

@@ -51,8 +51,8 @@ logged=$(dmesg | sed -n 's/.*chunk size was calculated as \([0-9]*\) bytes.*/\1/
 [ "$logged" = $chunk ] || fail "the chunk is '$logged' bytes, this test assumes $chunk"
 img=$(image_of "$id" $orig)
 
-zeros=$(dd if=/dev/zero bs=1M count=256 status=none | sha256sum | cut -d' ' -f1)
-[ "$(dd if="$img" bs=1M count=256 iflag=direct status=none | sha256sum | cut -d' ' -f1)" = "$zeros" ] ||
+zeros=$(bsctl sum /dev/zero 256)
+[ "$(bsctl sum "$img" direct 256)" = "$zeros" ] ||
 	fail "the image of the zero-filled origin does not read as zeros"
 read_kib=$(($(kmem_kib) - taken))
 note "256 MiB of never-copied chunks read: +$read_kib KiB"
@@ -65,7 +65,7 @@ note "$copied chunks of $chunk bytes copied: +$changed_kib KiB"
 [ $changed_kib -lt $copied ] ||
 	fail "copying $copied chunks added $changed_kib KiB of kernel memory (limit $copied)"
 
-[ "$(dd if="$img" bs=1M count=256 iflag=direct status=none | sha256sum | cut -d' ' -f1)" = "$zeros" ] ||
+[ "$(bsctl sum "$img" direct 256)" = "$zeros" ] ||
 	fail "the image does not read as the origin at take time after the writes"
 dmesg | grep -q "corrupted" && fail "the snapshot was marked corrupted"
 bsok destroy "$id" > /dev/null

@@ -26,7 +26,7 @@ write_random $orig 0 $mib 1
 id=$(snap_take /mnt/st/diff 200M $orig) || exit 1
 img=$(cli_image "$id" $orig) || exit 1
 write_random $orig 0 $mib 2
-origin_now=$(dd if=$orig bs=1M count=$mib status=none | sha256sum | cut -d' ' -f1)
+origin_now=$(bsctl sum $orig $mib)
 
 rm -f /tmp/stop /tmp/reader.fail
 pids=
@@ -52,6 +52,6 @@ touch /tmp/stop
 wait $pids
 [ -e /tmp/reader.fail ] && fail "$(cat /tmp/reader.fail)"
 dmesg | grep -q "corrupted" && fail "the snapshot was marked corrupted"
-[ "$(dd if=$orig bs=1M count=$mib status=none | sha256sum | cut -d' ' -f1)" = "$origin_now" ] ||
+[ "$(bsctl sum $orig $mib)" = "$origin_now" ] ||
 	fail "writes through the image changed the origin"
 snap_destroy "$id" /mnt/st/diff

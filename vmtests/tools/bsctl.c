@@ -703,6 +703,25 @@ static int cmd_put(int argc, char **argv)
  * "direct" reads with O_DIRECT (past the page cache). A read error prints
  * "ERR <errno name>" and exits 1.
  */
+static void sum_words(uint64_t *a, uint64_t *b, const uint64_t *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		*a = (*a ^ w[i]) * 0xff51afd7ed558ccdULL;
+		*a ^= *a >> 29;
+		*b = (*b + w[i]) * 0xc4ceb9fe1a85ec53ULL;
+		*b ^= *b >> 31;
+	}
+}
+
+static void sum_print(uint64_t a, uint64_t b, uint64_t total)
+{
+	a = (a ^ total) * 0xff51afd7ed558ccdULL;
+	a ^= a >> 33;
+	b = (b ^ (total << 1)) * 0xc4ceb9fe1a85ec53ULL;
+	b ^= b >> 33;
+	printf("%016" PRIx64 "%016" PRIx64 "\n", a, b);
+}
+
 static int cmd_sum(int argc, char **argv)
 {
 	const size_t bufsize = 4 << 20;
@@ -745,20 +764,38 @@ static int cmd_sum(int argc, char **argv)
 			break;
 		if (n % 8)
 			memset((char *)buf + n, 0, 8 - n % 8);
-		for (ssize_t i = 0; i < (n + 7) / 8; i++) {
-			a = (a ^ buf[i]) * 0xff51afd7ed558ccdULL;
-			a ^= a >> 29;
-			b = (b + buf[i]) * 0xc4ceb9fe1a85ec53ULL;
-			b ^= b >> 31;
-		}
+		sum_words(&a, &b, buf, (n + 7) / 8);
 		total += n;
 	}
-	a = (a ^ total) * 0xff51afd7ed558ccdULL;
-	a ^= a >> 33;
-	b = (b ^ (total << 1)) * 0xc4ceb9fe1a85ec53ULL;
-	b ^= b >> 33;
-	printf("%016" PRIx64 "%016" PRIx64 "\n", a, b);
+	sum_print(a, b, total);
 	close(fd);
+	return 0;
+}
+
+/*
+ * sum-gen SEED BYTES: what "gen SEED BYTES | sum" prints, without the
+ * pipe (BYTES a multiple of 8).
+ */
+static int cmd_sum_gen(int argc, char **argv)
+{
+	static uint64_t block[8192];
+	uint64_t a = 0x9e3779b97f4a7c15ULL, b = 0xc2b2ae3d27d4eb4fULL, x;
+	uint64_t left, total;
+
+	if (argc < 2)
+		return 2;
+	x = gen_seed(argv[0]);
+	total = left = strtoull(argv[1], NULL, 0);
+	if (total % 8)
+		return 2;
+	while (left) {
+		size_t n = left < sizeof(block) ? left : sizeof(block);
+
+		gen_block(&x, block, sizeof(block) / 8);
+		sum_words(&a, &b, block, n / 8);
+		left -= n;
+	}
+	sum_print(a, b, total);
 	return 0;
 }
 
@@ -836,6 +873,8 @@ int main(int argc, char **argv)
 		return cmd_sum(argc - 2, argv + 2);
 	if (!strcmp(cmd, "put"))
 		return cmd_put(argc - 2, argv + 2);
+	if (!strcmp(cmd, "sum-gen"))
+		return cmd_sum_gen(argc - 2, argv + 2);
 	if (!strcmp(cmd, "nowait-write"))
 		return cmd_nowait_write(argc - 2, argv + 2);
 	if (!strcmp(cmd, "starved-write"))
