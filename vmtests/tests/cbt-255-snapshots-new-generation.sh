@@ -13,13 +13,16 @@ store=/dev/vdd
 d=$(devno $dev)
 s=$(devno $store)
 
-# cycle: create, append 32 MiB of raw storage, take, destroy.
+# cycle: create, append 32 MiB of raw storage, take, destroy. bsctl is
+# called directly, not through bsok (whose pipe to sed doubled the
+# processes per call): it exits non-zero on any error.
 cycle() {
-	local id
-	id=$(bsok create "$d") || fail "$id"
-	bsok append "$id" "$s" 0:65536 > /dev/null
-	bsok take "$id" > /dev/null
-	bsok destroy "$id" > /dev/null
+	local id out
+	id=$(bsctl create "$d") || fail "create: $id"
+	id=${id#OK }
+	out=$(bsctl append "$id" "$s" 0:65536) || fail "append: $out"
+	out=$(bsctl take "$id") || fail "take: $out"
+	out=$(bsctl destroy "$id") || fail "destroy: $out"
 }
 
 t0=$(uptime_s)
