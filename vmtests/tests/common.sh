@@ -198,6 +198,9 @@ guest_cleanup() {
 			bsctl destroy "$id"
 		done
 	fi
+	# Loops over dm devices and dm devices over loops: each holds the
+	# other's removal, so dm, loops, then dm again (a loop left over
+	# dm-delay kept "slow" for the next test that made one).
 	dmsetup remove_all --noudevsync 2>/dev/null
 	for nb in /sys/kernel/config/nullb/*/; do
 		[ -d "$nb" ] || continue
@@ -205,6 +208,7 @@ guest_cleanup() {
 		rmdir "$nb"
 	done
 	losetup -D 2>/dev/null
+	dmsetup remove_all --noudevsync 2>/dev/null
 	# make_loop's files are in RAM: left there, they would fill it.
 	rm -rf /dev/shm/loops
 	rm -rf /run/blksnap
