@@ -8,7 +8,7 @@
 # Its measure failed on 0b46c36 on Debian's kernel in CI, blksnap 34 and
 # dm 32 at 10% (see kmem_bytes). With the measure below, Debian's kernel
 # (4 runs) 12-20 and 6-16 bytes against dm's 35-38 and 32-38,
-# the test kernel (SLOB) 20-21 and 18-19 against 38-39 and 35-37.
+# the test kernel (SLOB then) 20-21 and 18-19 against 38-39 and 35-37.
 # fio writes with libaio, 8 in flight, for both tools: the figures are
 # what stays after the writes ended, and one write at a time (psync)
 # made the test cost twice as much under TCG (about 84 s then). One run
@@ -27,7 +27,7 @@
 # instead, as this test did until 0b46c36, let dentries and inodes freed
 # or made around the measure move the figure by 30 bytes per chunk
 # either way: on Debian's kernel it failed once (blksnap 34, dm 32 at
-# 10%) and once showed -24. SLOB (the test kernel) puts every slab page
+# 10%) and once showed -24. SLOB (the test kernel's until e3abee1) puts every slab page
 # in SUnreclaim and has no slabinfo.
 kmem_bytes() {
 	local f xa=0
