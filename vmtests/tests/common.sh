@@ -186,10 +186,12 @@ guest_cleanup() {
 		echo 0 > "$f/probability"
 		echo N > "$f/task-filter"
 	done
+	# Memory a killed test put aside in huge pages, and its tmpfs hog:
+	# swapoff needs the room to bring the swapped pages back.
+	echo 0 > /proc/sys/vm/nr_hugepages 2> /dev/null
+	umount /mnt/hog 2> /dev/null
 	# A swap file would keep its file system busy.
 	swapoff -a 2> /dev/null
-	# Memory a killed test put aside in huge pages.
-	echo 0 > /proc/sys/vm/nr_hugepages 2> /dev/null
 	grep -E ' /mnt' /proc/mounts | cut -d' ' -f2 | sort -r | while read -r m; do
 		umount "$m" || umount -l "$m"
 	done

@@ -27,6 +27,7 @@ id=$(snap_take /mnt/st/diff 200M $orig) || exit 1
 img=$(cli_image "$id" $orig) || exit 1
 write_random $orig 0 $mib 2
 origin_now=$(bsctl sum $orig $mib)
+[ ${#origin_now} = 32 ] || fail "cannot read $orig: $origin_now"
 
 rm -f /tmp/stop /tmp/reader.fail
 pids=

@@ -42,9 +42,10 @@ store=$(make_loop 32)
 MIB=4
 
 # The running phase's writer is stopped whichever way the test ends: by
-# the EXIT trap, and by a watchdog when the script itself is killed (the
-# harness's timeout sends SIGKILL, which runs no trap). fio runs its job
-# as a thread (--thread), so that killing its one process ends it all.
+# the EXIT trap, and by the guest when the script itself is killed (the
+# harness's timeout sends SIGKILL, which runs no trap; the guest kills
+# what is left of the test's session). fio runs its job as a thread
+# (--thread), so that killing its one process ends it all.
 # The trap then takes its devices apart, top down: a loop left on a
 # dm-delay device keeps it from the cleanup's "dmsetup remove_all", and a
 # later test that makes a device of the same name would fail.
@@ -84,10 +85,6 @@ takes_under_writer() {
 		--direct=1 --bs=4k --rw=randwrite --time_based --runtime=600 \
 		--thread > /tmp/fio.out 2>&1 &
 	writer=$!
-	( trap - EXIT
-	  sh_pid=$$ w=$writer
-	  while kill -0 "$sh_pid" 2> /dev/null && kill -0 "$w" 2> /dev/null; do sleep 1; done
-	  kill -KILL "$w" 2> /dev/null ) > /dev/null 2>&1 &
 	sleep 1
 	kill -0 $writer 2> /dev/null || fail "$2: fio did not start: $(tail -n 3 /tmp/fio.out)"
 	t0=$(uptime_s)

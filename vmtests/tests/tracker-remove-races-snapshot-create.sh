@@ -24,6 +24,7 @@ write_random $dev 0 16 1
 ( while [ ! -e /tmp/race.stop ]; do bsctl tracker-remove "$d" > /dev/null 2>&1; done ) &
 remover=$!
 rm -f /tmp/race.stop
+empty=$(sha256sum < /dev/null)
 taken=0
 busy=0
 n=0
@@ -48,6 +49,11 @@ while [ $n -lt 80 ]; do
 		if [ "$before" != "$after" ]; then
 			touch /tmp/race.stop
 			fail "round $n: the image changed with the origin (its tracker was detached)"
+		fi
+		# Two failed reads would hash alike.
+		if [ "$before" = "$empty" ]; then
+			touch /tmp/race.stop
+			fail "round $n: the image $img cannot be read"
 		fi
 	fi
 	bsctl destroy "$id" > /dev/null
