@@ -694,15 +694,10 @@ static int cmd_put(int argc, char **argv)
 	return 0;
 }
 
-/*
- * sum FILE [direct] [MIB]: a fast 128-bit checksum of FILE's whole content,
- * or of its first MIB MiB (a
- * multiply-xor hash of 64-bit words, two lanes), printed as 32 hex digits.
- * Not cryptographic: it finds corruption, and under TCG it runs ten times
- * faster than sha256sum, which makes whole-device comparisons affordable.
- * "direct" reads with O_DIRECT (past the page cache). A read error prints
- * "ERR <errno name>" and exits 1.
- */
+/* sum's hash: two multiply-xor lanes over 64-bit words, then the length. */
+#define SUM_A0 0x9e3779b97f4a7c15ULL
+#define SUM_B0 0xc2b2ae3d27d4eb4fULL
+
 static void sum_words(uint64_t *a, uint64_t *b, const uint64_t *w, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -722,10 +717,19 @@ static void sum_print(uint64_t a, uint64_t b, uint64_t total)
 	printf("%016" PRIx64 "%016" PRIx64 "\n", a, b);
 }
 
+/*
+ * sum FILE [direct] [MIB]: a fast 128-bit checksum of FILE's whole content,
+ * or of its first MIB MiB (a
+ * multiply-xor hash of 64-bit words, two lanes), printed as 32 hex digits.
+ * Not cryptographic: it finds corruption, and under TCG it runs ten times
+ * faster than sha256sum, which makes whole-device comparisons affordable.
+ * "direct" reads with O_DIRECT (past the page cache). A read error prints
+ * "ERR <errno name>" and exits 1.
+ */
 static int cmd_sum(int argc, char **argv)
 {
 	const size_t bufsize = 4 << 20;
-	uint64_t a = 0x9e3779b97f4a7c15ULL, b = 0xc2b2ae3d27d4eb4fULL, total = 0;
+	uint64_t a = SUM_A0, b = SUM_B0, total = 0;
 	uint64_t *buf, limit = UINT64_MAX;
 	int fd, flags = O_RDONLY, arg = 1;
 
@@ -779,7 +783,7 @@ static int cmd_sum(int argc, char **argv)
 static int cmd_sum_gen(int argc, char **argv)
 {
 	static uint64_t block[8192];
-	uint64_t a = 0x9e3779b97f4a7c15ULL, b = 0xc2b2ae3d27d4eb4fULL, x;
+	uint64_t a = SUM_A0, b = SUM_B0, x;
 	uint64_t left, total;
 
 	if (argc < 2)
